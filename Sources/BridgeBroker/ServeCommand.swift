@@ -1,0 +1,75 @@
+import ArgumentParser
+import BridgeCore
+import BridgeServer
+import Foundation
+import Logging
+
+/// `bridge-broker serve`: run the broker.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the broker (the default).",
+        discussion: "Listens on loopback only. The same port serves the WebSocket endpoint /bridge, the shim at /bridge.js and the examples under /examples/."
+    )
+
+    @Option(help: "Address to listen on (loopback only).") var host = "127.0.0.1"
+    @Option(help: "Port to listen on; 0 picks a free one.") var port = 8787
+    @Option(name: .customLong("allow-origin"), help: "Allow WebSocket connections from this page origin (repeatable; * allows any).")
+    var allowOrigins: [String] = []
+    @Option(help: "Require this token (query ?token= or Authorization: Bearer).") var token: String?
+    @Option(name: .customLong("allow-url"), help: "Allow upstream URLs matching this glob, private addresses included (repeatable).")
+    var allowURLs: [String] = []
+    @Option(name: .customLong("deny-url"), help: "Refuse upstream URLs matching this glob (repeatable).") var denyURLs: [String] = []
+    @Option(name: .customLong("cache-dir"), help: "Directory for the broker's files (default: $XDG_CACHE_HOME/bridge-broker).")
+    var cacheDirectory: String?
+    @Option(name: .customLong("web-root"), help: "Directory holding bridge-js/ and examples/ (default: found from the working directory).")
+    var webRoot: String?
+    @Option(name: .customLong("max-message-bytes"), help: "Largest message a client may send.") var maxMessageBytes = 16 * 1024 * 1024
+    @Option(name: .customLong("max-in-flight"), help: "Most posts one connection may have in flight.") var maxInFlight = 256
+    @Flag(name: .customLong("diagnostic-echo"), help: "Serve the raw echo endpoint /echo (for WebSocket conformance tests).")
+    var diagnosticEcho = false
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error.") var logLevel = "info"
+
+    func validate() throws {
+        guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
+        guard maxInFlight >= 1 else { throw ValidationError("--max-in-flight must be at least 1") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "bridge-broker")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        var configuration = BrokerServerConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.allowedOrigins = allowOrigins
+        configuration.token = token
+        configuration.allowURLs = allowURLs
+        configuration.denyURLs = denyURLs
+        if let cacheDirectory { configuration.cacheDirectory = cacheDirectory }
+        configuration.webRoot = webRoot
+        configuration.diagnosticEcho = diagnosticEcho
+        configuration.broker.maxMessageBytes = maxMessageBytes
+        configuration.broker.maxInFlight = maxInFlight
+        let server = BrokerServer(configuration: configuration, logger: logger)
+        do {
+            try server.start()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let banner = """
+            bridge-broker \(BrokerConfiguration.version) listening on http://\(host):\(server.port)
+              WebSocket  \(server.bridgeURL)
+              shim       http://\(host):\(server.port)/bridge.js
+              examples   http://\(host):\(server.port)/examples/
+              cache dir  \(configuration.cacheDirectory)
+
+            """
+        // Written unbuffered so that scripts waiting for the banner see it at once.
+        FileHandle.standardOutput.write(Data(banner.utf8))
+        await BrokerServer.waitForTerminationSignal()
+        logger.info("shutting down")
+        await server.shutdown()
+    }
+}

@@ -1,0 +1,257 @@
+import Logging
+import Synchronization
+
+/// One client connection's protocol state: posts in flight, their tasks and request bodies.
+///
+/// The transport calls `receive(text:)`, `receive(binary:)` and `closed()` in the order frames
+/// arrive; handlers run in tasks of their own and answer through the connection's sink.
+public final class BrokerConnection: Sendable {
+    let broker: Broker
+    let sink: any ConnectionSink
+    /// The handshake facts of this connection.
+    public let info: ConnectionInfo
+    /// Page-load progress of this connection's fetch groups.
+    public let groups: GroupProgress
+    private let state = Mutex(State())
+
+    struct State {
+        var posts: [Int: PostEntry] = [:]
+        var anonymous: [UInt64: PostEntry] = [:]
+        var nextToken: UInt64 = 0
+        var closed = false
+        var pausedBodies = 0
+        var inFlight: Int { posts.count + anonymous.count }
+    }
+
+    init(broker: Broker, sink: any ConnectionSink, info: ConnectionInfo) {
+        self.broker = broker
+        self.sink = sink
+        self.info = info
+        self.groups = GroupProgress(sink: sink)
+    }
+
+    /// The number of posts in flight, for tests and stats.
+    public var inFlightCount: Int { state.withLock { $0.inFlight } }
+
+    /// Handles one text frame from the client.
+    public func receive(text bytes: UnsafeRawBufferPointer) {
+        let message: ClientMessage
+        do {
+            message = try ClientMessage.decode(bytes)
+        } catch {
+            let failure = BridgeError(.badMessage, error.message)
+            if let id = error.id, !state.withLock({ $0.posts[id] != nil }) {
+                sink.send(ServerMessage.reply(id: id, error: failure), binary: false)
+            } else {
+                sink.send(ServerMessage.error(failure), binary: false)
+            }
+            return
+        }
+        switch message {
+        case .post(let name, let id, let body): post(name: name, id: id, body: body)
+        case .cancel(let id): cancel(id: id)
+        }
+    }
+
+    /// Handles one text frame from the client, from a byte array.
+    public func receive(text bytes: [UInt8]) {
+        bytes.withUnsafeBytes { receive(text: $0) }
+    }
+
+    /// Handles one binary frame from the client: a chunk of a post's request body.
+    public func receive(binary frame: UnsafeRawBufferPointer) {
+        let header: BinaryFrameHeader
+        do {
+            header = try BinaryFrameHeader.parse(frame)
+        } catch {
+            sink.send(ServerMessage.error(error), binary: false)
+            return
+        }
+        let payload = Array(UnsafeRawBufferPointer(rebasing: frame[BinaryFrameHeader.size...]))
+        let channel: RequestBodyChannel? = state.withLock { state in
+            guard let entry = state.posts[header.id] else { return nil }
+            if entry.body == nil { entry.body = RequestBodyChannel(connection: self, highWater: broker.configuration.requestBodyHighWater) }
+            return entry.body
+        }
+        guard let channel else {
+            sink.send(ServerMessage.error(BridgeError(.badMessage, "binary frame for id \(header.id), which is not a post in flight")), binary: false)
+            return
+        }
+        channel.append(payload, isEnd: header.isEnd)
+    }
+
+    /// Handles one binary frame from the client, from a byte array.
+    public func receive(binary frame: [UInt8]) {
+        frame.withUnsafeBytes { receive(binary: $0) }
+    }
+
+    /// The connection is gone: every post in flight is cancelled and nothing more is sent.
+    public func closed() {
+        let entries: [PostEntry] = state.withLock { state in
+            state.closed = true
+            let all = Array(state.posts.values) + Array(state.anonymous.values)
+            state.posts = [:]
+            state.anonymous = [:]
+            return all
+        }
+        for entry in entries {
+            entry.task?.cancel()
+            entry.body?.fail(BridgeError(.cancelled, "the connection closed"))
+        }
+    }
+
+    private func post(name: String, id: Int?, body: JSONValue) {
+        let configuration = broker.configuration
+        guard let handler = broker.handler(named: name) else {
+            fail(id: id, BridgeError(.unknownHandler, "no handler named \"\(name)\""))
+            return
+        }
+        if let inline = handler as? any InlineBridgeHandler {
+            guard let id else { _ = try? inline.handleInline(body); return }
+            let duplicate = state.withLock { $0.posts[id] != nil }
+            if duplicate { return rejectDuplicate(id) }
+            do {
+                sink.send(ServerMessage.reply(id: id, body: try inline.handleInline(body)), binary: false)
+            } catch {
+                sink.send(ServerMessage.reply(id: id, error: error), binary: false)
+            }
+            return
+        }
+        enum Admission { case admitted(PostEntry), duplicate, full, closed }
+        let admission: Admission = state.withLock { state in
+            if state.closed { return .closed }
+            if let id, state.posts[id] != nil { return .duplicate }
+            if state.inFlight >= configuration.maxInFlight { return .full }
+            state.nextToken += 1
+            let entry = PostEntry(token: state.nextToken, id: id)
+            if let id { state.posts[id] = entry } else { state.anonymous[entry.token] = entry }
+            return .admitted(entry)
+        }
+        switch admission {
+        case .closed: return
+        case .duplicate: return rejectDuplicate(id ?? 0)
+        case .full:
+            fail(id: id, BridgeError(.tooManyInFlight, "this connection already has \(configuration.maxInFlight) posts in flight"))
+            return
+        case .admitted(let entry):
+            let call = HandlerCall(name: name, id: id, body: body, connection: self, entry: entry)
+            let task = Task { await self.run(handler, call: call, entry: entry) }
+            let cancelledEarly = state.withLock { _ in
+                entry.task = task
+                return entry.isCancelled
+            }
+            if cancelledEarly { task.cancel() }
+        }
+    }
+
+    private func run(_ handler: any BridgeHandler, call: HandlerCall, entry: PostEntry) async {
+        let result: Result<JSONValue, BridgeError>
+        do {
+            result = .success(try await handler.handle(call))
+        } catch let error as BridgeError {
+            result = .failure(error)
+        } catch is CancellationError {
+            result = .failure(BridgeError(.cancelled, "the post was cancelled"))
+        } catch {
+            broker.logger.error("handler \(call.name) failed: \(String(describing: error))")
+            result = .failure(BridgeError(.internal, "handler \"\(call.name)\" failed: \(String(describing: error))"))
+        }
+        finish(entry, with: result)
+    }
+
+    private func finish(_ entry: PostEntry, with result: Result<JSONValue, BridgeError>) {
+        state.withLock { state in
+            guard !entry.isCancelled else { return }
+            if let id = entry.id {
+                guard state.posts[id] === entry else { return }
+                state.posts[id] = nil
+                switch result {
+                case .success(let body): sink.send(ServerMessage.reply(id: id, body: body), binary: false)
+                case .failure(let error): sink.send(ServerMessage.reply(id: id, error: error), binary: false)
+                }
+            } else {
+                state.anonymous[entry.token] = nil
+                if case .failure(let error) = result {
+                    sink.send(ServerMessage.error(error), binary: false)
+                }
+            }
+            releasePause(of: entry, state: &state)
+        }
+    }
+
+    private func cancel(id: Int) {
+        let entry: PostEntry? = state.withLock { state in
+            guard let entry = state.posts.removeValue(forKey: id) else { return nil }
+            entry.isCancelled = true
+            // The reply goes out now, inside the lock, so no event of the post can follow it.
+            sink.send(ServerMessage.reply(id: id, error: BridgeError(.cancelled, "the post was cancelled")), binary: false)
+            releasePause(of: entry, state: &state)
+            return entry
+        }
+        entry?.task?.cancel()
+        entry?.body?.fail(BridgeError(.cancelled, "the post was cancelled"))
+    }
+
+    private func rejectDuplicate(_ id: Int) {
+        sink.send(
+            ServerMessage.error(BridgeError(.duplicateID, "id \(id) is already in flight on this connection"), duplicateID: id),
+            binary: false
+        )
+    }
+
+    private func fail(id: Int?, _ error: BridgeError) {
+        if let id {
+            sink.send(ServerMessage.reply(id: id, error: error), binary: false)
+        } else {
+            sink.send(ServerMessage.error(error), binary: false)
+        }
+    }
+
+    /// Sends a frame of `entry`'s post if the post is still live: atomically with cancellation,
+    /// so nothing of a post follows its reply.
+    func sendIfActive(_ entry: PostEntry, _ bytes: [UInt8], binary: Bool) -> Bool {
+        state.withLock { state in
+            guard !entry.isCancelled, !state.closed else { return false }
+            sink.send(bytes, binary: binary)
+            return true
+        }
+    }
+
+    func bodyChannel(for entry: PostEntry) -> RequestBodyChannel {
+        state.withLock { state in
+            if entry.body == nil { entry.body = RequestBodyChannel(connection: self, highWater: broker.configuration.requestBodyHighWater) }
+            return entry.body!
+        }
+    }
+
+    /// A request-body channel crossed (or dropped back under) its high-water mark.
+    func bodyPressureChanged(over: Bool) {
+        let change: Bool? = state.withLock { state in
+            state.pausedBodies += over ? 1 : -1
+            if over, state.pausedBodies == 1 { return true }
+            if !over, state.pausedBodies == 0 { return false }
+            return nil
+        }
+        if let change { sink.pauseReading(change) }
+    }
+
+    private func releasePause(of entry: PostEntry, state: inout State) {
+        guard let body = entry.body, body.releaseIfPaused() else { return }
+        state.pausedBodies -= 1
+        if state.pausedBodies == 0 { sink.pauseReading(false) }
+    }
+}
+
+/// A post in flight. Mutable fields are guarded by the owning connection's lock.
+final class PostEntry: @unchecked Sendable {
+    let token: UInt64
+    let id: Int?
+    var task: Task<Void, Never>?
+    var body: RequestBodyChannel?
+    var isCancelled = false
+
+    init(token: UInt64, id: Int?) {
+        self.token = token
+        self.id = id
+    }
+}

@@ -1,0 +1,28 @@
+/// The transport side of one client connection, as the broker sees it.
+///
+/// The WebSocket adapter implements it; tests use an in-memory one. Every method may be called
+/// from any thread.
+public protocol ConnectionSink: AnyObject, Sendable {
+    /// Queues one frame; it never blocks. Frames leave in the order they were queued.
+    func send(_ bytes: [UInt8], binary: Bool)
+    /// Suspends while the connection's queue of unsent bytes is over its high-water mark.
+    func waitUntilWritable() async
+    /// Closes the connection with a WebSocket status code once queued frames have left.
+    func close(code: UInt16, reason: String)
+    /// Stops (`true`) or resumes (`false`) reading frames from the client: backpressure.
+    func pauseReading(_ paused: Bool)
+}
+
+/// What the broker knows about a connection from its handshake.
+public struct ConnectionInfo: Sendable, Equatable {
+    /// The handshake's `Origin`, or nil for a non-browser client.
+    public var origin: String?
+    /// The peer's address, for logs.
+    public var peer: String
+
+    /// Creates connection info.
+    public init(origin: String?, peer: String) {
+        self.origin = origin
+        self.peer = peer
+    }
+}

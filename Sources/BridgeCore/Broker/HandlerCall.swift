@@ -1,0 +1,61 @@
+/// One post, as its handler sees it: the body, and the ways to answer before the reply.
+public struct HandlerCall: Sendable {
+    /// The handler name the post named.
+    public let name: String
+    /// The post's id; nil for a fire-and-forget post, whose events go nowhere.
+    public let id: Int?
+    /// The post's body (`null` when it had none).
+    public let body: JSONValue
+    /// The connection the post came on.
+    public let connection: BrokerConnection
+    let entry: PostEntry
+
+    init(name: String, id: Int?, body: JSONValue, connection: BrokerConnection, entry: PostEntry) {
+        self.name = name
+        self.id = id
+        self.body = body
+        self.connection = connection
+        self.entry = entry
+    }
+
+    /// Whether the post was cancelled or its connection closed.
+    public var isCancelled: Bool { Task.isCancelled || entry.isCancelled }
+
+    /// The broker's limits.
+    public var configuration: BrokerConfiguration { connection.broker.configuration }
+
+    /// Sends an event of this post; it waits while the connection's send queue is full.
+    ///
+    /// Returns false when the event could not be sent because the post is over (cancelled,
+    /// fire-and-forget, or the connection closed).
+    @discardableResult
+    public func sendEvent(_ name: String, _ body: JSONValue) async -> Bool {
+        guard let id else { return false }
+        await connection.sink.waitUntilWritable()
+        return connection.sendIfActive(entry, ServerMessage.event(id: id, name: name, body: body), binary: false)
+    }
+
+    /// Sends a chunk of a response body as binary frames of at most `binaryChunkBytes` each.
+    ///
+    /// Throws `cancelled` when the post is over, so a producer stops reading upstream.
+    public func sendBodyChunk(_ bytes: some Collection<UInt8>, isEnd: Bool) async throws {
+        guard let id else { throw BridgeError(.badRequest, "a binary response body needs a post id") }
+        let limit = configuration.binaryChunkBytes
+        var start = bytes.startIndex
+        repeat {
+            let end = bytes.index(start, offsetBy: limit, limitedBy: bytes.endIndex) ?? bytes.endIndex
+            let last = end == bytes.endIndex
+            await connection.sink.waitUntilWritable()
+            let frame = BinaryFrameHeader(id: id, isEnd: isEnd && last).frame(payload: bytes[start..<end])
+            guard connection.sendIfActive(entry, frame, binary: true) else {
+                throw BridgeError(.cancelled, "the post was cancelled")
+            }
+            start = end
+        } while start != bytes.endIndex
+    }
+
+    /// The request body the client streams as binary frames for this post.
+    public func requestBody() -> RequestBodyStream {
+        RequestBodyStream(channel: connection.bodyChannel(for: entry))
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// Decides whether a WebSocket handshake is accepted: path, `Origin`, and token.
+public struct HandshakePolicy: Sendable {
+    /// What an accepted handshake connects to.
+    public enum Endpoint: Sendable, Equatable {
+        /// The bridge protocol at `/bridge`.
+        case bridge
+        /// The diagnostic echo at `/echo`.
+        case echo
+    }
+
+    /// Origins always allowed: the broker's own.
+    public var ownOrigins: Set<String>
+    /// Origins allowed by configuration; `*` allows any.
+    public var allowedOrigins: Set<String>
+    /// The token a client must present, if any.
+    public var token: String?
+    /// Whether `/echo` is served.
+    public var diagnosticEcho: Bool
+
+    /// Creates a policy for a broker listening on `host:port`.
+    public init(host: String, port: Int, allowedOrigins: [String], token: String?, diagnosticEcho: Bool = false) {
+        var own: Set<String> = ["http://127.0.0.1:\(port)", "http://localhost:\(port)", "http://\(host.lowercased()):\(port)"]
+        own.insert("http://[::1]:\(port)")
+        ownOrigins = own
+        self.allowedOrigins = Set(allowedOrigins.map(HandshakePolicy.normalize))
+        self.token = token?.isEmpty == true ? nil : token
+        self.diagnosticEcho = diagnosticEcho
+    }
+
+    /// Checks a handshake; the error string says why it was refused.
+    ///
+    /// - Parameters:
+    ///   - path: the request path without the query.
+    ///   - origin: the `Origin` header, nil when absent (a non-browser client).
+    ///   - query: the query string, which may carry `token=`.
+    ///   - authorization: the `Authorization` header, which may carry `Bearer TOKEN`.
+    public func check(path: String, origin: String?, query: String?, authorization: String?) -> Result<Endpoint, HandshakeRefusal> {
+        let endpoint: Endpoint
+        switch path {
+        case "/bridge", "/bridge/": endpoint = .bridge
+        case "/echo" where diagnosticEcho: endpoint = .echo
+        default: return .failure(HandshakeRefusal("no WebSocket endpoint at \(path)"))
+        }
+        if let origin {
+            let normalized = HandshakePolicy.normalize(origin)
+            guard ownOrigins.contains(normalized) || allowedOrigins.contains(normalized) || allowedOrigins.contains("*") else {
+                return .failure(HandshakeRefusal("origin \(origin) is not allowed (add it with --allow-origin)"))
+            }
+        }
+        if let token {
+            let presented = HandshakePolicy.queryValue("token", in: query) ?? HandshakePolicy.bearer(authorization)
+            guard let presented, HandshakePolicy.constantTimeEquals(presented, token) else {
+                return .failure(HandshakeRefusal(presented == nil ? "no token presented" : "wrong token"))
+            }
+        }
+        return .success(endpoint)
+    }
+
+    static func normalize(_ origin: String) -> String {
+        var value = origin.lowercased()
+        while value.hasSuffix("/") { value.removeLast() }
+        return value
+    }
+
+    static func bearer(_ authorization: String?) -> String? {
+        guard let authorization else { return nil }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingSpaces
+    }
+
+    /// The percent-decoded value of `name` in a query string.
+    public static func queryValue(_ name: String, in query: String?) -> String? {
+        guard let query else { return nil }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts[0] == name {
+                let raw = parts.count > 1 ? String(parts[1]) : ""
+                return raw.replacingPlus.removingPercentEncoding ?? raw
+            }
+        }
+        return nil
+    }
+
+    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for index in 0..<max(x.count, y.count) {
+            difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
+        }
+        return difference == 0
+    }
+}
+
+/// Why a handshake was refused.
+public struct HandshakeRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The reason, for the log.
+    public let reason: String
+    init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+extension String {
+    var replacingPlus: String { replacingOccurrences(of: "+", with: " ") }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+extension FetchExchange {
+    /// The `Cache-Status` member the broker adds while it has no cache.
+    static let cacheStatus = "bridge-broker; fwd=bypass"
+
+    /// Sends the `response` event, the body as the request asked, and builds the reply.
+    func deliver(_ response: UpstreamResponse, url: String, method: String, redirected: Bool) async throws -> JSONValue {
+        var headers = response.headers
+        headers.add("cache-status", Self.cacheStatus)
+        let cache: JSONValue = ["status": "bypass"]
+        let head: [(key: String, value: JSONValue)] = [
+            ("url", .string(url)), ("status", .integer(response.status)), ("statusText", .string(response.statusText)),
+            ("headers", headers.json), ("redirected", .bool(redirected)), ("cache", cache),
+        ]
+        await call.sendEvent("response", .object(JSONObject(head)))
+
+        let noBody = method == "HEAD" || [204, 304].contains(response.status) || (100..<200).contains(response.status)
+        let mode = noBody ? ResponseBodyMode.none : (request.responseBody ?? Self.defaultMode(for: headers["content-type"]))
+        let total = response.body.decoded ? nil : headers["content-length"].flatMap { Int($0.trimmingSpaces) }
+        if let group = request.group, let groupToken {
+            call.connection.groups.update(group: group, token: groupToken, loaded: 0, total: total)
+        }
+
+        var reply = JSONObject(head.filter { $0.key != "cache" })
+        reply["bodyEncoding"] = .string(mode.rawValue)
+        switch mode {
+        case .none:
+            reply["body"] = .null
+            reply["bodyBytes"] = 0
+        case .binary:
+            let count = try await stream(response.body, total: total) { chunk in
+                try await call.sendBodyChunk(chunk, isEnd: false)
+            }
+            try await call.sendBodyChunk([UInt8](), isEnd: true)
+            reply["body"] = .null
+            reply["bodyBytes"] = .integer(count)
+        case .text, .base64:
+            // base64 grows 4/3: keep the encoded reply under the message limit.
+            let limit = mode == .text ? call.configuration.maxMessageBytes : call.configuration.maxMessageBytes / 4 * 3
+            var collected: [UInt8] = []
+            let count = try await stream(response.body, total: total) { chunk in
+                guard collected.count + chunk.count <= limit else {
+                    throw BridgeError(.tooLarge, "the body of \(url) is over \(limit) bytes; ask for responseBody \"binary\"")
+                }
+                collected.append(contentsOf: chunk)
+            }
+            reply["body"] = mode == .text ? .string(String(decoding: collected, as: UTF8.self)) : .string(Data(collected).base64EncodedString())
+            reply["bodyBytes"] = .integer(count)
+        }
+        reply["cache"] = cache
+        return .object(reply)
+    }
+
+    /// Reads the body to its end, handing each chunk to `consume` and sending download progress.
+    private func stream(_ body: UpstreamResponseBody, total: Int?, consume: ([UInt8]) async throws -> Void) async throws -> Int {
+        var loaded = 0
+        var throttle = ProgressThrottle()
+        if request.progress, throttle.isDue(final: false) {
+            await call.sendEvent("progress", Self.progress(loaded: 0, total: total))
+        }
+        while let chunk = try await body.next() {
+            try Task.checkCancellation()
+            loaded += chunk.count
+            try await consume(chunk)
+            if let group = request.group, let groupToken {
+                call.connection.groups.update(group: group, token: groupToken, loaded: loaded, total: total)
+            }
+            if request.progress, throttle.isDue(final: false) {
+                await call.sendEvent("progress", Self.progress(loaded: loaded, total: total))
+            }
+        }
+        if request.progress, throttle.isDue(final: true) {
+            await call.sendEvent("progress", Self.progress(loaded: loaded, total: total ?? loaded))
+        }
+        return loaded
+    }
+
+    private static func progress(loaded: Int, total: Int?) -> JSONValue {
+        ["phase": "download", "loaded": .integer(loaded), "total": total.map { .integer($0) } ?? .null]
+    }
+
+    /// `text` for textual content types, `base64` for everything else.
+    static func defaultMode(for contentType: String?) -> ResponseBodyMode {
+        guard let contentType else { return .base64 }
+        let type = contentType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
+        if type.hasPrefix("text/") || type.hasSuffix("+json") || type.hasSuffix("+xml") { return .text }
+        let textual: Set<String> = [
+            "application/json", "application/xml", "application/javascript", "application/ecmascript",
+            "application/x-javascript", "application/x-www-form-urlencoded", "image/svg+xml",
+        ]
+        return textual.contains(type) ? .text : .base64
+    }
+}

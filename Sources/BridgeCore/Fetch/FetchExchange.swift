@@ -1,0 +1,139 @@
+import Foundation
+import Synchronization
+
+/// One `fetch` post in progress: the hops, the events and the body delivery.
+struct FetchExchange: Sendable {
+    let call: HandlerCall
+    let request: FetchRequest
+    let handler: FetchHandler
+    let groupToken: UInt64?
+
+    func run() async throws -> JSONValue {
+        let deadline = ContinuousClock.now + request.timeout
+        var url = request.url
+        var method = request.method
+        var headers = request.headers
+        var body = request.body
+        var redirected = false
+        var hops = 0
+        while true {
+            let verdict = handler.rules.check(url)
+            if case .refused(let reason) = verdict { throw BridgeError(.forbidden, reason) }
+            let anyAddress = verdict == .anyAddress
+            let upstreamRequest = UpstreamRequest(
+                url: url, method: method, headers: headers, body: try upstreamBody(body), deadline: deadline,
+                addressAllowed: { address in anyAddress || (IPAddress(address)?.isPublic ?? false) }
+            )
+            let response = try await handler.upstream.send(upstreamRequest)
+            guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else {
+                return try await deliver(response, url: url, method: method, redirected: redirected)
+            }
+            switch request.redirect {
+            case .manual:
+                return try await deliver(response, url: url, method: method, redirected: redirected)
+            case .error:
+                throw BridgeError(.network, "\(url) redirected to \(location) and redirect mode is \"error\"")
+            case .follow:
+                break
+            }
+            hops += 1
+            guard hops <= FetchHandler.maxRedirects else {
+                throw BridgeError(.network, "more than \(FetchHandler.maxRedirects) redirects from \(request.url)")
+            }
+            guard let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL else {
+                throw BridgeError(.network, "\(url) redirected to an invalid location \"\(location)\"")
+            }
+            let next: String
+            do { next = try FetchRequest.normalize(url: target.absoluteString) } catch {
+                throw BridgeError(.network, "\(url) redirected to \(location), which is not an http(s) URL")
+            }
+            if response.status == 303 && method != "HEAD" || [301, 302].contains(response.status) && method == "POST" {
+                method = "GET"
+                body = .none
+                for name in ["content-type", "content-length", "content-encoding", "content-language", "content-location"] {
+                    headers.remove(name)
+                }
+            } else if case .stream = body {
+                throw BridgeError(.network, "\(url) answered \(response.status), and a streamed body cannot be sent again")
+            }
+            if origin(of: next) != origin(of: url) { headers.remove("authorization") }
+            url = next
+            redirected = true
+        }
+    }
+
+    private func origin(of url: String) -> Substring {
+        let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
+        let end = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
+        return url[url.startIndex..<end]
+    }
+
+    private func upstreamBody(_ body: FetchRequest.Body) throws(BridgeError) -> UpstreamRequestBody {
+        switch body {
+        case .none:
+            return .none
+        case .bytes(let bytes):
+            let chunkSize = 64 * 1024
+            let offset = Mutex(0)
+            let progress = UploadProgress(call: call, total: bytes.count, enabled: request.progress)
+            return .stream(length: bytes.count) {
+                let chunk: ArraySlice<UInt8>? = offset.withLock { start in
+                    guard start < bytes.count else { return nil }
+                    let end = min(bytes.count, start + chunkSize)
+                    defer { start = end }
+                    return bytes[start..<end]
+                }
+                guard let chunk else { return nil }
+                await progress.sent(chunk.count)
+                return Array(chunk)
+            }
+        case .stream(let length):
+            let channel = call.requestBody().channel
+            let progress = UploadProgress(call: call, total: length, enabled: request.progress)
+            let received = Mutex(0)
+            return .stream(length: length) {
+                guard let chunk = try await channel.next() else {
+                    let total = received.withLock { $0 }
+                    if let length, total != length {
+                        throw BridgeError(.badRequest, "the body had \(total) bytes, not the announced length \(length)")
+                    }
+                    return nil
+                }
+                let total = received.withLock { value in
+                    value += chunk.count
+                    return value
+                }
+                if let length, total > length {
+                    throw BridgeError(.badRequest, "the body is longer than the announced length \(length)")
+                }
+                await progress.sent(chunk.count)
+                return chunk
+            }
+        }
+    }
+}
+
+/// Upload progress events for one request body.
+final class UploadProgress: Sendable {
+    let call: HandlerCall
+    let total: Int?
+    let enabled: Bool
+    private let state = Mutex((sent: 0, throttle: ProgressThrottle()))
+
+    init(call: HandlerCall, total: Int?, enabled: Bool) {
+        self.call = call
+        self.total = total
+        self.enabled = enabled
+    }
+
+    func sent(_ count: Int) async {
+        guard enabled else { return }
+        let due: Int? = state.withLock { state in
+            state.sent += count
+            let final = total.map { state.sent >= $0 } ?? false
+            return state.throttle.isDue(final: final) ? state.sent : nil
+        }
+        guard let loaded = due else { return }
+        await call.sendEvent("progress", ["phase": "upload", "loaded": .integer(loaded), "total": total.map { .integer($0) } ?? .null])
+    }
+}

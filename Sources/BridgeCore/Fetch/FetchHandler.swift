@@ -1,0 +1,65 @@
+import Foundation
+
+/// The `fetch` handler: one HTTP exchange upstream, with redirects, progress and streaming.
+public struct FetchHandler: BridgeHandler {
+    /// The upstream transport.
+    public let upstream: any UpstreamClient
+    /// The URL rules every hop must pass.
+    public let rules: URLRules
+
+    /// The most redirects `follow` takes.
+    public static let maxRedirects = 20
+    /// The interval below which progress events are coalesced.
+    public static let progressInterval: Duration = .milliseconds(50)
+
+    /// Creates the handler.
+    public init(upstream: any UpstreamClient, rules: URLRules) {
+        self.upstream = upstream
+        self.rules = rules
+    }
+
+    public func handle(_ call: HandlerCall) async throws -> JSONValue {
+        let request = try FetchRequest(json: call.body)
+        if request.cache == .onlyIfCached {
+            throw BridgeError(.notCached, "only-if-cached: \(request.url) is not in the cache")
+        }
+        let groupToken = request.group.map { call.connection.groups.start(group: $0) }
+        defer {
+            if let group = request.group, let groupToken { call.connection.groups.finish(group: group, token: groupToken) }
+        }
+        let exchange = FetchExchange(call: call, request: request, handler: self, groupToken: groupToken)
+        return try await withDeadline(request.timeout, message: "\(request.url) took longer than \(request.timeout)") {
+            try await exchange.run()
+        }
+    }
+}
+
+/// Runs `work`, failing with `timeout` if it has not finished within `duration`.
+///
+/// The work is cancelled when the time runs out.
+public func withDeadline<T: Sendable>(_ duration: Duration, message: String, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await work() }
+        group.addTask {
+            try await Task.sleep(for: duration)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw BridgeError(.timeout, message)
+        }
+        return value
+    }
+}
+
+/// Limits progress events to one per interval, always letting the final one through.
+struct ProgressThrottle {
+    var last: ContinuousClock.Instant?
+
+    mutating func isDue(final: Bool) -> Bool {
+        let now = ContinuousClock.now
+        if !final, let last, now - last < FetchHandler.progressInterval { return false }
+        last = now
+        return true
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+
+/// The Fetch standard's cache mode of a request.
+public enum CacheMode: String, Sendable, CaseIterable {
+    case `default`, noStore = "no-store", reload, noCache = "no-cache", forceCache = "force-cache", onlyIfCached = "only-if-cached"
+
+    /// Parses a Fetch mode name or one of Apple's `URLRequest.CachePolicy` names.
+    ///
+    /// Returns the mode and whether `Cache-Control: no-cache` must also be sent upstream
+    /// (`reloadIgnoringLocalAndRemoteCacheData`).
+    public static func parse(_ name: String) -> (mode: CacheMode, noCacheUpstream: Bool)? {
+        if let mode = CacheMode(rawValue: name) { return (mode, false) }
+        switch name {
+        case "useProtocolCachePolicy": return (.default, false)
+        case "reloadIgnoringLocalCacheData": return (.reload, false)
+        case "reloadIgnoringLocalAndRemoteCacheData": return (.reload, true)
+        case "returnCacheDataElseLoad": return (.forceCache, false)
+        case "returnCacheDataDontLoad": return (.onlyIfCached, false)
+        case "reloadRevalidatingCacheData": return (.noCache, false)
+        default: return nil
+        }
+    }
+}
+
+/// How a fetch reply carries the response body.
+public enum ResponseBodyMode: String, Sendable {
+    case text, base64, binary, none
+}
+
+/// What a fetch does with a redirect.
+public enum RedirectMode: String, Sendable {
+    case follow, manual, error
+}
+
+/// A `fetch` post's body, validated.
+public struct FetchRequest: Sendable {
+    /// The normalised absolute URL.
+    public var url: String
+    /// The method, normalised.
+    public var method: String
+    /// The request headers, sanitised.
+    public var headers: HeaderList
+    /// The request body.
+    public var body: Body
+    /// The cache mode.
+    public var cache: CacheMode
+    /// The redirect mode.
+    public var redirect: RedirectMode
+    /// The time for the whole exchange.
+    public var timeout: Duration
+    /// How the reply carries the body; nil chooses by content type.
+    public var responseBody: ResponseBodyMode?
+    /// Whether to send progress events.
+    public var progress: Bool
+    /// The page load this request belongs to.
+    public var group: String?
+
+    /// A request body as the client gave it.
+    public enum Body: Sendable, Equatable {
+        case none
+        case bytes([UInt8])
+        case stream(length: Int?)
+    }
+
+    /// The default timeout in milliseconds.
+    public static let defaultTimeoutMilliseconds = 60_000
+
+    /// Validates a `fetch` body; throws `bad_request` with the first problem found.
+    public init(json: JSONValue) throws(BridgeError) {
+        guard case .object(let object) = json else {
+            throw BridgeError(.badRequest, "fetch body must be an object, not \(json.typeName)")
+        }
+        guard let urlValue = object["url"] else { throw BridgeError(.badRequest, "fetch needs a \"url\"") }
+        guard let rawURL = urlValue.stringValue else { throw BridgeError(.badRequest, "\"url\" must be a string") }
+        url = try FetchRequest.normalize(url: rawURL)
+
+        let rawMethod = try FetchRequest.string(object, "method") ?? "GET"
+        guard HeaderRules.isToken(rawMethod) else { throw BridgeError(.badRequest, "method \"\(rawMethod)\" is not a valid token") }
+        let upper = rawMethod.uppercased()
+        method = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"].contains(upper) ? upper : rawMethod
+        if HeaderRules.forbiddenMethods.contains(upper) { throw BridgeError(.badRequest, "method \(upper) is forbidden") }
+
+        headers = try HeaderRules.sanitize(try FetchRequest.headers(object["headers"]))
+        body = try FetchRequest.body(object["body"])
+        if body != .none, method == "GET" || method == "HEAD" {
+            throw BridgeError(.badRequest, "a \(method) request cannot have a body")
+        }
+
+        let cacheName = try FetchRequest.string(object, "cache") ?? "default"
+        guard let (mode, noCacheUpstream) = CacheMode.parse(cacheName) else {
+            throw BridgeError(.badRequest, "unknown cache mode \"\(cacheName)\"")
+        }
+        cache = mode
+        if noCacheUpstream, !headers.contains("cache-control") { headers.add("Cache-Control", "no-cache") }
+
+        let redirectName = try FetchRequest.string(object, "redirect") ?? "follow"
+        guard let redirectMode = RedirectMode(rawValue: redirectName) else {
+            throw BridgeError(.badRequest, "unknown redirect mode \"\(redirectName)\"")
+        }
+        redirect = redirectMode
+
+        let milliseconds = try FetchRequest.integer(object, "timeout") ?? FetchRequest.defaultTimeoutMilliseconds
+        guard (1...86_400_000).contains(milliseconds) else {
+            throw BridgeError(.badRequest, "\"timeout\" must be 1 to 86400000 milliseconds")
+        }
+        timeout = .milliseconds(milliseconds)
+
+        if let name = try FetchRequest.string(object, "responseBody") {
+            guard let mode = ResponseBodyMode(rawValue: name) else {
+                throw BridgeError(.badRequest, "unknown responseBody \"\(name)\"; use text, base64, binary or none")
+            }
+            responseBody = mode
+        }
+        if let value = object["progress"], !value.isNull {
+            guard let flag = value.boolValue else { throw BridgeError(.badRequest, "\"progress\" must be a boolean") }
+            progress = flag
+        } else {
+            progress = true
+        }
+        group = try FetchRequest.string(object, "group")
+    }
+
+    /// Normalises an absolute http(s) URL to `scheme://host:port/path?query`, without fragment.
+    public static func normalize(url text: String) throws(BridgeError) -> String {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
+            throw BridgeError(.badRequest, "\"\(text)\" is not an absolute URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw BridgeError(.badRequest, "\"\(text)\" is not an http or https URL")
+        }
+        guard let host = components.percentEncodedHost?.lowercased(), !host.isEmpty else {
+            throw BridgeError(.badRequest, "\"\(text)\" has no host")
+        }
+        guard components.user == nil, components.password == nil else {
+            throw BridgeError(.badRequest, "\"\(text)\" has credentials in it; send an Authorization header instead")
+        }
+        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        guard (1...65535).contains(port) else { throw BridgeError(.badRequest, "\"\(text)\" has an invalid port") }
+        let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let query = components.percentEncodedQuery.map { "?\($0)" } ?? ""
+        return "\(scheme)://\(hostPart):\(port)\(path)\(query)"
+    }
+
+    static func string(_ object: JSONObject, _ key: String) throws(BridgeError) -> String? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let string = value.stringValue else { throw BridgeError(.badRequest, "\"\(key)\" must be a string, not \(value.typeName)") }
+        return string
+    }
+
+    static func integer(_ object: JSONObject, _ key: String) throws(BridgeError) -> Int? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let integer = value.intValue else { throw BridgeError(.badRequest, "\"\(key)\" must be an integer, not \(value.jsonString)") }
+        return integer
+    }
+
+    static func headers(_ value: JSONValue?) throws(BridgeError) -> HeaderList {
+        var list = HeaderList()
+        switch value {
+        case nil, .null?: break
+        case .array(let pairs)?:
+            for pair in pairs {
+                guard case .array(let parts) = pair, parts.count == 2, let name = parts[0].stringValue, let value = parts[1].stringValue else {
+                    throw BridgeError(.badRequest, "each header must be a [name, value] pair of strings, not \(pair.jsonString)")
+                }
+                list.add(name, value)
+            }
+        case .object(let object)?:
+            for member in object.members {
+                guard let value = member.value.stringValue else {
+                    throw BridgeError(.badRequest, "header \"\(member.key)\" must have a string value")
+                }
+                list.add(member.key, value)
+            }
+        case let other?:
+            throw BridgeError(.badRequest, "\"headers\" must be a list of [name, value] pairs or an object, not \(other.typeName)")
+        }
+        return list
+    }
+
+    static func body(_ value: JSONValue?) throws(BridgeError) -> Body {
+        guard let value, !value.isNull else { return .none }
+        guard case .object(let object) = value else {
+            throw BridgeError(.badRequest, "\"body\" must be {\"text\"}, {\"base64\"} or {\"binary\": true}")
+        }
+        if let text = object["text"] {
+            guard let string = text.stringValue else { throw BridgeError(.badRequest, "body.text must be a string") }
+            return .bytes(Array(string.utf8))
+        }
+        if let encoded = object["base64"] {
+            guard let string = encoded.stringValue, let data = Data(base64Encoded: string) else {
+                throw BridgeError(.badRequest, "body.base64 must be a valid base64 string")
+            }
+            return .bytes([UInt8](data))
+        }
+        if object["binary"]?.boolValue == true {
+            let length = try integer(object, "length")
+            if let length, length < 0 { throw BridgeError(.badRequest, "body.length must not be negative") }
+            return .stream(length: length)
+        }
+        throw BridgeError(.badRequest, "\"body\" must be {\"text\"}, {\"base64\"} or {\"binary\": true}")
+    }
+}

@@ -1,0 +1,98 @@
+/// A parsed IPv4 or IPv6 address, and whether it is public.
+public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
+    /// 4 bytes for IPv4, 16 for IPv6.
+    public let bytes: [UInt8]
+
+    /// Parses dotted IPv4 or RFC 4291 IPv6 text (with `::` and an embedded IPv4 tail);
+    /// brackets and a `%zone` suffix are accepted.
+    public init?(_ text: String) {
+        var text = Substring(text)
+        if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
+        if let zone = text.firstIndex(of: "%") { text = text[..<zone] }
+        if let v4 = IPAddress.parseIPv4(text) {
+            bytes = v4
+        } else if let v6 = IPAddress.parseIPv6(text) {
+            bytes = v6
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+            .joined(separator: ":")
+    }
+
+    /// Whether the address is a public unicast address: not loopback, private, shared (CGNAT),
+    /// link-local, unspecified, multicast, broadcast or documentation-reserved.
+    public var isPublic: Bool {
+        if bytes.count == 4 { return IPAddress.isPublicV4(bytes) }
+        let b = bytes
+        // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible addresses are judged as IPv4.
+        if b[0..<10].allSatisfy({ $0 == 0 }), b[10] == 0xFF, b[11] == 0xFF { return IPAddress.isPublicV4(Array(b[12...])) }
+        if b[0..<12].allSatisfy({ $0 == 0 }) { return false }  // ::, ::1 and IPv4-compatible
+        if b[0] & 0xFE == 0xFC { return false }  // fc00::/7 unique local
+        if b[0] == 0xFE, b[1] & 0xC0 == 0x80 { return false }  // fe80::/10 link-local
+        if b[0] == 0xFE, b[1] & 0xC0 == 0xC0 { return false }  // fec0::/10 site-local (deprecated)
+        if b[0] == 0xFF { return false }  // multicast
+        if b[0] == 0x20, b[1] == 0x01, b[2] == 0x0D, b[3] == 0xB8 { return false }  // 2001:db8::/32 documentation
+        if b[0] == 0x00, b[1] == 0x64, b[2] == 0xFF, b[3] == 0x9B { return IPAddress.isPublicV4(Array(b[12...])) }  // NAT64
+        return true
+    }
+
+    private static func isPublicV4(_ b: [UInt8]) -> Bool {
+        switch (b[0], b[1]) {
+        case (0, _), (10, _), (127, _): return false
+        case (100, 64...127): return false
+        case (169, 254): return false
+        case (172, 16...31): return false
+        case (192, 168): return false
+        case (192, 0) where b[2] == 0 || b[2] == 2: return false
+        case (198, 18...19): return false
+        case (198, 51) where b[2] == 100: return false
+        case (203, 0) where b[2] == 113: return false
+        case (224...255, _): return false
+        default: return true
+        }
+    }
+
+    private static func parseIPv4(_ text: Substring) -> [UInt8]? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return nil }
+        var result: [UInt8] = []
+        for part in parts {
+            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCIIDigit), let value = UInt8(part) else { return nil }
+            result.append(value)
+        }
+        return result
+    }
+
+    private static func parseIPv6(_ text: Substring) -> [UInt8]? {
+        guard text.contains(":") else { return nil }
+        let halves = text.components(separatedBy: "::")
+        guard halves.count <= 2 else { return nil }
+        func groups(_ part: String) -> [UInt8]? {
+            if part.isEmpty { return [] }
+            var out: [UInt8] = []
+            let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
+            for (index, piece) in pieces.enumerated() {
+                if index == pieces.count - 1, piece.contains("."), let v4 = parseIPv4(piece) {
+                    out += v4
+                    continue
+                }
+                guard (1...4).contains(piece.count), let value = UInt16(piece, radix: 16) else { return nil }
+                out += [UInt8(value >> 8), UInt8(value & 0xFF)]
+            }
+            return out
+        }
+        guard let head = groups(halves[0]) else { return nil }
+        if halves.count == 1 { return head.count == 16 ? head : nil }
+        guard let tail = groups(halves[1]), head.count + tail.count <= 14 else { return nil }
+        return head + [UInt8](repeating: 0, count: 16 - head.count - tail.count) + tail
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}

@@ -1,0 +1,62 @@
+/// The upstream URL rules: allow and deny globs over the whole URL, and the address rule.
+///
+/// A URL is allowed when it matches no deny pattern, matches an allow pattern if any are given,
+/// and connects only to public addresses, unless an allow pattern names it, which also admits
+/// loopback, private and link-local addresses.
+public struct URLRules: Sendable {
+    /// Globs that admit a URL (and its private addresses); empty admits any public URL.
+    public var allow: [String]
+    /// Globs that refuse a URL.
+    public var deny: [String]
+
+    /// Creates rules from glob patterns where `*` matches any run of characters.
+    public init(allow: [String] = [], deny: [String] = []) {
+        self.allow = allow
+        self.deny = deny
+    }
+
+    /// What the rules say about a URL before its address is known.
+    public enum Verdict: Sendable, Equatable {
+        /// Refused, with the reason.
+        case refused(String)
+        /// Allowed to any address, because an allow pattern names it.
+        case anyAddress
+        /// Allowed to public addresses only.
+        case publicAddressesOnly
+    }
+
+    /// Checks a normalised URL (`scheme://host:port/path?query`).
+    public func check(_ url: String) -> Verdict {
+        if let pattern = deny.first(where: { Self.glob($0, matches: url) }) {
+            return .refused("\(url) matches the deny pattern \(pattern)")
+        }
+        if allow.contains(where: { Self.glob($0, matches: url) }) { return .anyAddress }
+        if !allow.isEmpty { return .refused("\(url) matches no allow pattern") }
+        return .publicAddressesOnly
+    }
+
+    /// Whether `text` matches the glob `pattern` as a whole; `*` matches any run of characters.
+    public static func glob(_ pattern: String, matches text: String) -> Bool {
+        let p = Array(pattern.utf8), t = Array(text.utf8)
+        var pi = 0, ti = 0
+        var star = -1, mark = 0
+        while ti < t.count {
+            if pi < p.count, p[pi] == UInt8(ascii: "*") {
+                star = pi
+                mark = ti
+                pi += 1
+            } else if pi < p.count, p[pi] == t[ti] {
+                pi += 1
+                ti += 1
+            } else if star >= 0 {
+                pi = star + 1
+                mark += 1
+                ti = mark
+            } else {
+                return false
+            }
+        }
+        while pi < p.count, p[pi] == UInt8(ascii: "*") { pi += 1 }
+        return pi == p.count
+    }
+}

@@ -1,0 +1,89 @@
+/// The port through which the broker performs one HTTP exchange upstream.
+///
+/// One call is one hop: the broker follows redirects itself so it can check every hop's URL.
+/// The adapter resolves the host, asks `addressAllowed` about each address before connecting
+/// to it, and throws `BridgeError` (`forbidden`, `network`, `timeout`) for exchanges that
+/// produce no response.
+public protocol UpstreamClient: Sendable {
+    /// Sends `request` and returns once the response's headers have arrived.
+    func send(_ request: UpstreamRequest) async throws -> UpstreamResponse
+}
+
+/// One upstream request.
+public struct UpstreamRequest: Sendable {
+    /// The absolute http(s) URL.
+    public var url: String
+    /// The method, upper-case for the standard ones.
+    public var method: String
+    /// The header fields to send, already sanitised.
+    public var headers: HeaderList
+    /// The body to send.
+    public var body: UpstreamRequestBody
+    /// When the whole exchange must have ended.
+    public var deadline: ContinuousClock.Instant
+    /// Whether the broker may connect to this textual IP address.
+    public var addressAllowed: @Sendable (String) -> Bool
+
+    /// Creates a request.
+    public init(
+        url: String, method: String = "GET", headers: HeaderList = HeaderList(), body: UpstreamRequestBody = .none,
+        deadline: ContinuousClock.Instant, addressAllowed: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.deadline = deadline
+        self.addressAllowed = addressAllowed
+    }
+}
+
+/// A request body: none, bytes in memory, or a stream pulled chunk by chunk.
+public enum UpstreamRequestBody: Sendable {
+    /// No body.
+    case none
+    /// A body held in memory; `onSent` hears each chunk's size as it is written.
+    case bytes([UInt8])
+    /// A body pulled chunk by chunk until `next` returns nil; `length` when known.
+    case stream(length: Int?, next: @Sendable () async throws -> [UInt8]?)
+}
+
+/// One upstream response, its body still to be read.
+public struct UpstreamResponse: Sendable {
+    /// The status code.
+    public var status: Int
+    /// The reason phrase.
+    public var statusText: String
+    /// The header fields as received.
+    public var headers: HeaderList
+    /// The address the response came from, when known.
+    public var remoteAddress: String?
+    /// The body; it must be read to its end or dropped.
+    public var body: UpstreamResponseBody
+
+    /// Creates a response.
+    public init(status: Int, statusText: String, headers: HeaderList, remoteAddress: String? = nil, body: UpstreamResponseBody) {
+        self.status = status
+        self.statusText = statusText
+        self.headers = headers
+        self.remoteAddress = remoteAddress
+        self.body = body
+    }
+}
+
+/// A response body pulled chunk by chunk; dropping it before the end abandons the transfer.
+public struct UpstreamResponseBody: Sendable {
+    /// The next chunk (decoded: content codings are removed), or nil at the end.
+    public let next: @Sendable () async throws -> [UInt8]?
+    /// Whether `Content-Encoding` was decoded, so Content-Length does not count these bytes.
+    public let decoded: Bool
+
+    /// Creates a body from a pull function.
+    public init(decoded: Bool = false, next: @escaping @Sendable () async throws -> [UInt8]?) {
+        self.next = next
+        self.decoded = decoded
+    }
+
+    /// An empty body.
+    public static let empty = UpstreamResponseBody { nil }
+}

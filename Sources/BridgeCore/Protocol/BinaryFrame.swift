@@ -1,0 +1,59 @@
+/// The 10-byte header of a binary frame: kind, flags, and the post id.
+///
+/// Layout (docs/PROTOCOL.md): byte 0 kind (0x01 body chunk), byte 1 flags (bit 0 END),
+/// bytes 2-9 the id as unsigned 64-bit big-endian, then the payload.
+public struct BinaryFrameHeader: Sendable, Equatable {
+    /// The header's size in bytes.
+    public static let size = 10
+    /// The only kind in protocol v1: a chunk of a body.
+    public static let bodyChunk: UInt8 = 0x01
+    /// The flag marking the last chunk of a body.
+    public static let endFlag: UInt8 = 0x01
+
+    /// The post the chunk belongs to.
+    public var id: Int
+    /// Whether this is the last chunk of the body.
+    public var isEnd: Bool
+
+    /// Creates a header.
+    public init(id: Int, isEnd: Bool) {
+        self.id = id
+        self.isEnd = isEnd
+    }
+
+    /// Parses the header at the start of a binary frame.
+    public static func parse(_ frame: UnsafeRawBufferPointer) throws(BridgeError) -> BinaryFrameHeader {
+        guard frame.count >= size else {
+            throw BridgeError(.badMessage, "binary frame of \(frame.count) bytes is shorter than its 10-byte header")
+        }
+        guard frame[0] == bodyChunk else {
+            throw BridgeError(.badMessage, "binary frame of unknown kind \(frame[0])")
+        }
+        guard frame[1] & ~endFlag == 0 else {
+            throw BridgeError(.badMessage, "binary frame with unknown flags \(frame[1])")
+        }
+        var id: UInt64 = 0
+        for offset in 2..<10 { id = id << 8 | UInt64(frame[offset]) }
+        guard id <= UInt64(ClientMessage.maxID) else {
+            throw BridgeError(.badMessage, "binary frame id \(id) is larger than 2^53-1")
+        }
+        return BinaryFrameHeader(id: Int(id), isEnd: frame[1] & endFlag != 0)
+    }
+
+    /// Appends the header's 10 bytes to `bytes`.
+    public func write(into bytes: inout [UInt8]) {
+        bytes.append(BinaryFrameHeader.bodyChunk)
+        bytes.append(isEnd ? BinaryFrameHeader.endFlag : 0)
+        let value = UInt64(id)
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    /// A whole frame: this header followed by `payload`.
+    public func frame<Payload: Collection>(payload: Payload) -> [UInt8] where Payload.Element == UInt8 {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(BinaryFrameHeader.size + payload.count)
+        write(into: &bytes)
+        bytes.append(contentsOf: payload)
+        return bytes
+    }
+}

@@ -1,0 +1,67 @@
+/// Encodes the frames the broker sends, straight to JSON bytes.
+public enum ServerMessage {
+    /// The `hello` frame.
+    public static func hello(broker: String, handlers: [String], limits: JSONValue) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.appendRaw("{\"type\":\"hello\",\"protocol\":1,\"broker\":")
+        writer.append(broker)
+        writer.appendRaw(",\"handlers\":")
+        writer.append(.array(handlers.map { .string($0) }))
+        writer.appendRaw(",\"limits\":")
+        writer.append(limits)
+        writer.appendRaw("}")
+        return writer.bytes
+    }
+
+    /// A successful reply.
+    public static func reply(id: Int, body: JSONValue) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64)
+        writer.appendRaw("{\"type\":\"reply\",\"id\":")
+        writer.append(id)
+        writer.appendRaw(",\"ok\":true,\"body\":")
+        writer.append(body)
+        writer.appendRaw("}")
+        return writer.bytes
+    }
+
+    /// A failed reply.
+    public static func reply(id: Int, error: BridgeError) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        writer.appendRaw("{\"type\":\"reply\",\"id\":")
+        writer.append(id)
+        writer.appendRaw(",\"ok\":false,\"error\":")
+        writer.append(error.json)
+        writer.appendRaw("}")
+        return writer.bytes
+    }
+
+    /// An event, tied to a post when `id` is set.
+    public static func event(id: Int?, name: String, body: JSONValue) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        writer.appendRaw("{\"type\":\"event\",")
+        if let id {
+            writer.appendRaw("\"id\":")
+            writer.append(id)
+            writer.appendRaw(",")
+        }
+        writer.appendRaw("\"name\":")
+        writer.append(name)
+        writer.appendRaw(",\"body\":")
+        writer.append(body)
+        writer.appendRaw("}")
+        return writer.bytes
+    }
+
+    /// An `error` frame not tied to a post.
+    public static func error(_ error: BridgeError, duplicateID: Int? = nil) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        writer.appendRaw("{\"type\":\"error\",\"error\":")
+        writer.append(error.json)
+        if let duplicateID {
+            writer.appendRaw(",\"duplicateId\":")
+            writer.append(duplicateID)
+        }
+        writer.appendRaw("}")
+        return writer.bytes
+    }
+}

@@ -1,0 +1,106 @@
+import BridgeCore
+import BridgeSQLite
+import BridgeUpstream
+import BridgeWebSocket
+import Dispatch
+import Foundation
+import Logging
+
+/// A complete broker process: the protocol engine with `echo` and `fetch`, the WebSocket server
+/// and HTTP files, the upstream client and the broker's files.
+///
+/// A host application creates one, registers its own handlers on `broker`, and calls `run()`
+/// (or `start()` and later `shutdown()`).
+///
+/// ```swift
+/// let server = BrokerServer(configuration: .init())
+/// server.broker.register("greet") { call in
+///     ["hello": call.body["name"] ?? "world"]
+/// }
+/// try await server.run()
+/// ```
+public final class BrokerServer: Sendable {
+    /// The protocol engine; register handlers here before `start()`.
+    public let broker: Broker
+    /// The configuration it runs with.
+    public let configuration: BrokerServerConfiguration
+    let logger: Logger
+    let upstream: HTTPUpstreamClient
+    let webSocket: WebSocketServer
+
+    /// Creates the server with the `echo` and `fetch` handlers registered.
+    public init(configuration: BrokerServerConfiguration, logger: Logger = Logger(label: "bridge-broker")) {
+        self.configuration = configuration
+        self.logger = logger
+        broker = Broker(configuration: configuration.broker, logger: logger)
+        upstream = HTTPUpstreamClient(logger: logger)
+        broker.register("fetch", FetchHandler(upstream: upstream, rules: URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs)))
+        var socket = WebSocketServerConfiguration()
+        socket.host = configuration.host
+        socket.port = configuration.port
+        socket.allowedOrigins = configuration.allowedOrigins
+        socket.token = configuration.token
+        socket.webRoot = configuration.webRoot ?? BrokerServerConfiguration.findWebRoot()
+        socket.diagnosticEcho = configuration.diagnosticEcho
+        webSocket = WebSocketServer(broker: broker, configuration: socket, logger: logger)
+    }
+
+    /// The port the server listens on, once started.
+    public var port: Int { webSocket.port }
+
+    /// `ws://host:port/bridge`.
+    public var bridgeURL: String { "ws://\(configuration.host):\(port)/bridge" }
+
+    /// Opens the broker's files and starts listening.
+    public func start() throws {
+        guard Self.isLoopback(configuration.host) || ProcessInfo.processInfo.environment["BRIDGE_BROKER_ALLOW_NON_LOOPBACK"] == "1" else {
+            throw WebSocketServerError(description: "\(configuration.host) is not a loopback address; the broker listens on loopback only")
+        }
+        do {
+            _ = try BrokerDatabase.open(in: configuration.cacheDirectory)
+        } catch {
+            // The broker still serves without its files; the cache reports itself disabled.
+            logger.error("cannot open the broker database in \(configuration.cacheDirectory): \(error)")
+        }
+        if webSocket.configuration.webRoot == nil {
+            logger.warning("no bridge-js/bridge.js found: /bridge.js and /examples/ will answer 404 (use --web-root)")
+        }
+        try webSocket.start()
+    }
+
+    /// Closes every connection with 1001, cancels work in flight and releases upstream connections.
+    public func shutdown() async {
+        webSocket.shutdown()
+        await upstream.shutdown()
+    }
+
+    /// Starts, then serves until SIGINT or SIGTERM, then shuts down cleanly.
+    public func run() async throws {
+        try start()
+        await Self.waitForTerminationSignal()
+        logger.info("shutting down")
+        await shutdown()
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host.hasPrefix("127.") || host == "::1"
+    }
+
+    /// Suspends until the process receives SIGINT or SIGTERM.
+    public static func waitForTerminationSignal() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = OnceFlag()
+            var sources: [DispatchSourceSignal] = []
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    if once.claim() { continuation.resume() }
+                }
+                source.resume()
+                sources.append(source)
+            }
+            SignalSources.keep(sources)
+        }
+    }
+}

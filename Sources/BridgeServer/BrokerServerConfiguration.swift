@@ -1,0 +1,53 @@
+import BridgeCore
+import Foundation
+
+/// Everything a broker process is configured with; the CLI's `serve` options map onto it.
+public struct BrokerServerConfiguration: Sendable {
+    /// The address to listen on: loopback by default.
+    public var host = "127.0.0.1"
+    /// The port; 0 lets the OS choose.
+    public var port = 8787
+    /// Page origins allowed besides the broker's own.
+    public var allowedOrigins: [String] = []
+    /// The token clients must present, if any.
+    public var token: String?
+    /// Upstream URL globs that are allowed (and may reach private addresses).
+    public var allowURLs: [String] = []
+    /// Upstream URL globs that are refused.
+    public var denyURLs: [String] = []
+    /// The directory for the broker's files (its SQLite database).
+    public var cacheDirectory = BrokerServerConfiguration.defaultCacheDirectory
+    /// The directory holding `bridge-js/` and `examples/`; nil finds the project's own.
+    public var webRoot: String?
+    /// Serve the diagnostic `/echo` WebSocket endpoint.
+    public var diagnosticEcho = false
+    /// The protocol limits.
+    public var broker = BrokerConfiguration()
+
+    /// Creates the default configuration.
+    public init() {}
+
+    /// `$XDG_CACHE_HOME/bridge-broker`, or `~/.cache/bridge-broker`.
+    public static var defaultCacheDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/bridge-broker" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.cache/bridge-broker"
+    }
+
+    /// The first directory, from the working directory or the executable upward, that holds
+    /// `bridge-js/bridge.js`.
+    public static func findWebRoot() -> String? {
+        let starts = [FileManager.default.currentDirectoryPath, (CommandLine.arguments.first.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().deletingLastPathComponent().path }) ?? ""]
+        for start in starts where !start.isEmpty {
+            var directory = URL(fileURLWithPath: start)
+            for _ in 0..<8 {
+                if FileManager.default.fileExists(atPath: directory.appendingPathComponent("bridge-js/bridge.js").path) {
+                    return directory.path
+                }
+                directory.deleteLastPathComponent()
+            }
+        }
+        return nil
+    }
+}

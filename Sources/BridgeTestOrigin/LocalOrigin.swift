@@ -1,0 +1,88 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 origin server on loopback for tests, benchmarks and demos.
+///
+/// Routes (all GET unless said):
+/// - `/bytes/N`: N bytes of a repeating pattern, `application/octet-stream`, with Content-Length.
+/// - `/text/N`: N bytes of `text/plain`.
+/// - `/json`: a small JSON document.
+/// - `/status/N`: status N with a short text body.
+/// - `/redirect/N`: 302 to `/redirect/N-1`, ending at `/redirect/0` (200).
+/// - `/redirect-to?url=U&status=S`: status S (302 by default) to U.
+/// - `/slow?chunks=N&delay=MS&size=B`: N chunks of B bytes, MS apart, chunked encoding.
+/// - `/reset`: closes the connection without answering; `/hang`: never answers.
+/// - `/echo` (any method): JSON with the method, path, headers, body length and FNV-1a hash.
+/// - `/gzip`: a gzip-encoded text body.
+/// - `/count`: JSON of request counts by path.
+/// Every response gets `latency` of delay first.
+public final class LocalOrigin: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    private let channel: any Channel
+    let counts: RequestCounter
+    /// Delay added before every response.
+    public let latency: Duration
+
+    /// Starts an origin on 127.0.0.1 and an OS-chosen port (or `port`).
+    public static func start(port: Int = 0, latency: Duration = .zero) async throws -> LocalOrigin {
+        let counts = RequestCounter()
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(counts: counts, latency: latency))
+                }
+            }
+        let channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        return LocalOrigin(channel: channel, counts: counts, latency: latency)
+    }
+
+    private init(channel: any Channel, counts: RequestCounter, latency: Duration) {
+        self.channel = channel
+        self.port = channel.localAddress?.port ?? 0
+        self.counts = counts
+        self.latency = latency
+    }
+
+    /// `http://127.0.0.1:PORT` + `path`.
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// How many requests reached `path` (without the query).
+    public func requestCount(_ path: String) -> Int { counts.value.withLock { $0[path] ?? 0 } }
+
+    /// All request counts by path.
+    public var requestCounts: [String: Int] { counts.value.withLock { $0 } }
+
+    /// Forgets the request counts.
+    public func resetCounts() { counts.value.withLock { $0 = [:] } }
+
+    /// Stops listening.
+    public func stop() async {
+        try? await channel.close()
+    }
+}
+
+/// The FNV-1a 64-bit hash of `bytes`: a cheap fingerprint for checking bodies byte for byte.
+public func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x100_0000_01b3
+    }
+    return hash
+}
+
+/// The byte at `index` of the `/bytes/N` pattern.
+public func patternByte(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: index &* 31 &+ index >> 8) }
+
+/// Request counts by path, shared by the origin's connections.
+final class RequestCounter: Sendable {
+    let value = Mutex<[String: Int]>([:])
+}

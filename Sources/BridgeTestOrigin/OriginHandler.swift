@@ -1,0 +1,114 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let counts: RequestCounter
+    let latency: Duration
+    var head: HTTPRequestHead?
+    var body: [UInt8] = []
+
+    init(counts: RequestCounter, latency: Duration) {
+        self.counts = counts
+        self.latency = latency
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+        case .body(var buffer):
+            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+        case .end:
+            guard let head else { return }
+            let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
+            counts.value.withLock { $0[path, default: 0] += 1 }
+            let request = OriginRequest(head: head, path: path, body: body)
+            let delay = latency
+            if delay > .zero {
+                let nanos = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+                context.eventLoop.scheduleTask(in: .nanoseconds(nanos)) { self.respond(context: context, to: request) }
+            } else {
+                respond(context: context, to: request)
+            }
+        }
+    }
+
+    func respond(context: ChannelHandlerContext, to request: OriginRequest) {
+        let parts = request.path.split(separator: "/").map(String.init)
+        switch parts.first ?? "" {
+        case "bytes":
+            let count = Int(parts.dropFirst().first ?? "") ?? 0
+            send(context, status: .ok, type: "application/octet-stream", body: (0..<count).map(patternByte), head: request.head)
+        case "text":
+            let count = Int(parts.dropFirst().first ?? "") ?? 0
+            send(context, status: .ok, type: "text/plain; charset=utf-8", body: [UInt8](repeating: UInt8(ascii: "a"), count: count), head: request.head)
+        case "json":
+            send(context, status: .ok, type: "application/json", body: Array(#"{"hello":"world","n":1}"#.utf8), head: request.head)
+        case "status":
+            let code = Int(parts.dropFirst().first ?? "") ?? 200
+            send(context, status: HTTPResponseStatus(statusCode: code), type: "text/plain", body: Array("status \(code)".utf8), head: request.head)
+        case "redirect":
+            let remaining = Int(parts.dropFirst().first ?? "") ?? 0
+            if remaining <= 0 {
+                send(context, status: .ok, type: "text/plain", body: Array("done".utf8), head: request.head)
+            } else {
+                send(context, status: .found, type: "text/plain", body: [], head: request.head, extra: [("Location", "/redirect/\(remaining - 1)")])
+            }
+        case "redirect-to":
+            let target = request.query["url"] ?? "/"
+            let code = Int(request.query["status"] ?? "") ?? 302
+            send(context, status: HTTPResponseStatus(statusCode: code), type: "text/plain", body: [], head: request.head, extra: [("Location", target)])
+        case "slow":
+            streamSlowly(context, request: request)
+        case "reset":
+            context.close(promise: nil)
+        case "hang":
+            break
+        case "echo":
+            send(context, status: .ok, type: "application/json", body: request.echoJSON, head: request.head, extra: [("X-Origin", "local")])
+        case "gzip":
+            send(context, status: .ok, type: "text/plain", body: OriginRequest.gzipHello, head: request.head, extra: [("Content-Encoding", "gzip")])
+        case "count":
+            let counts = self.counts.value.withLock { $0 }
+            let json = "{" + counts.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"
+            send(context, status: .ok, type: "application/json", body: Array(json.utf8), head: request.head)
+        default:
+            send(context, status: .notFound, type: "text/plain", body: Array("not found".utf8), head: request.head)
+        }
+    }
+
+    func send(_ context: ChannelHandlerContext, status: HTTPResponseStatus, type: String, body: [UInt8], head: HTTPRequestHead, extra: [(String, String)] = []) {
+        var headers = HTTPHeaders([("Content-Type", type), ("Content-Length", String(body.count))])
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if head.method != .HEAD, !body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func streamSlowly(_ context: ChannelHandlerContext, request: OriginRequest) {
+        let chunks = Int(request.query["chunks"] ?? "") ?? 3
+        let delay = Int64(request.query["delay"] ?? "") ?? 200
+        let size = Int(request.query["size"] ?? "") ?? 16
+        let headers = HTTPHeaders([("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked")])
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: request.head.version, status: .ok, headers: headers))), promise: nil)
+        func send(_ index: Int) {
+            guard context.channel.isActive else { return }
+            if index == chunks {
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                return
+            }
+            let bytes = (0..<size).map { patternByte(index * size + $0) }
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
+            context.eventLoop.scheduleTask(in: .milliseconds(delay)) { send(index + 1) }
+        }
+        send(0)
+    }
+}

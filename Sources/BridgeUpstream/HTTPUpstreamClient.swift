@@ -1,0 +1,184 @@
+import AsyncHTTPClient
+import BridgeCore
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// The `UpstreamClient` the broker uses: AsyncHTTPClient, one hop per call, no automatic
+/// redirects, gzip and deflate decoded, and every connection pinned to an address that the
+/// URL rules allowed.
+///
+/// It resolves host names itself, asks the request's `addressAllowed` about each address, and
+/// connects only to an allowed one (through AsyncHTTPClient's `dnsOverride`, so TLS still checks
+/// the certificate against the host name).
+public final class HTTPUpstreamClient: UpstreamClient {
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private let resolver: HostResolver
+    private let clients = Mutex<ClientCache>(ClientCache())
+    private let direct: HTTPClient
+
+    /// The most pinned clients kept; the least recently used is shut down beyond it.
+    static let maxPinnedClients = 64
+
+    /// Creates the client on the shared event loop group.
+    public init(logger: Logger = Logger(label: "bridge.upstream")) {
+        self.group = MultiThreadedEventLoopGroup.singleton
+        self.logger = logger
+        self.resolver = HostResolver()
+        self.direct = HTTPUpstreamClient.makeClient(group: group, dnsOverride: [:])
+    }
+
+    /// Shuts down every pooled connection.
+    public func shutdown() async {
+        let all = clients.withLock { cache -> [HTTPClient] in
+            defer { cache = ClientCache() }
+            return cache.all
+        }
+        for client in all + [direct] { try? await client.shutdown() }
+    }
+
+    static func makeClient(group: any EventLoopGroup, dnsOverride: [String: String]) -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .enabled(limit: .none)
+        configuration.timeout = .init(connect: .seconds(15), read: nil)
+        configuration.dnsOverride = dnsOverride
+        configuration.httpVersion = .automatic
+        return HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
+    }
+
+    public func send(_ request: UpstreamRequest) async throws -> UpstreamResponse {
+        guard let components = URLComponents(string: request.url), let rawHost = components.host else {
+            throw BridgeError(.badRequest, "\(request.url) is not a valid URL")
+        }
+        let host = rawHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let client = try await pinnedClient(for: host, allowed: request.addressAllowed)
+
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
+        switch request.body {
+        case .none: break
+        case .bytes(let bytes): outgoing.body = .bytes(ByteBuffer(bytes: bytes))
+        case .stream(let length, let next):
+            let sequence = PullSequence(next: next)
+            outgoing.body = .stream(sequence, length: length.map { .known(Int64($0)) } ?? .unknown)
+        }
+
+        let remaining = request.deadline - ContinuousClock.now
+        let nanoseconds = max(1, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, deadline: .now() + .nanoseconds(nanoseconds), logger: logger)
+        } catch {
+            throw HTTPUpstreamClient.translate(error, url: request.url)
+        }
+        var headers = HeaderList()
+        for field in response.headers { headers.add(field.name, field.value) }
+        let encoding = headers["content-encoding"]?.lowercased().trimmingCharacters(in: .whitespaces)
+        let decoded = encoding.map { ["gzip", "deflate", "x-gzip"].contains($0) } ?? false
+        let iterator = BodyIterator(response.body.makeAsyncIterator())
+        let url = request.url
+        return UpstreamResponse(
+            status: Int(response.status.code), statusText: response.status.reasonPhrase, headers: headers,
+            body: UpstreamResponseBody(decoded: decoded) {
+                do {
+                    return try await iterator.next()
+                } catch {
+                    throw HTTPUpstreamClient.translate(error, url: url)
+                }
+            }
+        )
+    }
+
+    private func pinnedClient(for host: String, allowed: @Sendable (String) -> Bool) async throws -> HTTPClient {
+        if IPAddress(host) != nil {
+            guard allowed(host) else { throw HTTPUpstreamClient.refusal(host: host, addresses: [host]) }
+            return direct
+        }
+        let addresses = try await resolver.resolve(host)
+        guard let address = addresses.first(where: allowed) else {
+            throw HTTPUpstreamClient.refusal(host: host, addresses: addresses)
+        }
+        let key = "\(host)|\(address)"
+        let (client, evicted) = clients.withLock { cache in
+            cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: [host: address]) }
+        }
+        if let evicted { Task { try? await evicted.shutdown() } }
+        return client
+    }
+
+    static func refusal(host: String, addresses: [String]) -> BridgeError {
+        BridgeError(.forbidden, "\(host) resolves to \(addresses.joined(separator: ", ")): loopback, private and link-local addresses need an --allow-url pattern")
+    }
+
+    static func translate(_ error: any Error, url: String) -> any Error {
+        if error is BridgeError || error is CancellationError { return error }
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .deadlineExceeded, .readTimeout, .writeTimeout: return BridgeError(.timeout, "\(url): the upstream exchange timed out")
+            case .connectTimeout: return BridgeError(.timeout, "\(url): connecting timed out")
+            case .cancelled: return CancellationError()
+            default: return BridgeError(.network, "\(url): \(client)")
+            }
+        }
+        return BridgeError(.network, "\(url): \(error)")
+    }
+}
+
+/// Pinned clients by host and address, least recently used first out.
+struct ClientCache {
+    private var entries: [String: HTTPClient] = [:]
+    private var order: [String] = []
+
+    var all: [HTTPClient] { Array(entries.values) }
+
+    mutating func client(for key: String, make: () -> HTTPClient) -> (HTTPClient, evicted: HTTPClient?) {
+        if let existing = entries[key] {
+            order.removeAll { $0 == key }
+            order.append(key)
+            return (existing, nil)
+        }
+        let client = make()
+        entries[key] = client
+        order.append(key)
+        var evicted: HTTPClient?
+        if order.count > HTTPUpstreamClient.maxPinnedClients {
+            let oldest = order.removeFirst()
+            evicted = entries.removeValue(forKey: oldest)
+        }
+        return (client, evicted)
+    }
+}
+
+/// Adapts the broker's pull function to the async sequence AsyncHTTPClient streams from.
+struct PullSequence: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let next: @Sendable () async throws -> [UInt8]?
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let next: @Sendable () async throws -> [UInt8]?
+        mutating func next() async throws -> ByteBuffer? {
+            guard let bytes = try await next() else { return nil }
+            return ByteBuffer(bytes: bytes)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(next: next) }
+}
+
+/// The response body's iterator, used by one consumer at a time.
+final class BodyIterator: @unchecked Sendable {
+    private var iterator: HTTPClientResponse.Body.AsyncIterator
+
+    init(_ iterator: HTTPClientResponse.Body.AsyncIterator) { self.iterator = iterator }
+
+    func next() async throws -> [UInt8]? {
+        guard let buffer = try await iterator.next() else { return nil }
+        return Array(buffer.readableBytesView)
+    }
+}

@@ -1,0 +1,109 @@
+import CLibWebSockets
+import Foundation
+import Synchronization
+
+/// The one thread that owns a libwebsockets context and makes every lws call on it.
+///
+/// Other threads hand work over through `wake()`, which queues nothing itself: owners keep their
+/// own mutex-protected outboxes and drain them on `LWS_CALLBACK_EVENT_WAIT_CANCELLED`.
+final class ServiceLoop: @unchecked Sendable {
+    // Written once before the thread starts, then read-only.
+    private(set) var context: OpaquePointer?
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let threadID = Mutex<pthread_t?>(nil)
+    // Guards the context against a wake() racing its destruction.
+    private let alive = Mutex(false)
+    private let name: String
+
+    init(name: String) {
+        self.name = name
+        ServiceLoop.quietLibrary()
+    }
+
+    /// Starts servicing `context` on a new thread; `onStop` runs on that thread before the
+    /// context is destroyed.
+    func start(context: OpaquePointer, onStop: @escaping @Sendable () -> Void = {}) {
+        self.context = context
+        alive.withLock { $0 = true }
+        nonisolated(unsafe) let context = context
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            threadID.withLock { $0 = pthread_self() }
+            started.signal()
+            while !stopRequested.load(ordering: .acquiring) {
+                if lws_service(context, 0) < 0 { break }
+            }
+            onStop()
+            alive.withLock { value in
+                value = false
+                lws_context_destroy(context)
+            }
+            finished.signal()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+        started.wait()
+    }
+
+    /// Whether the caller is the service thread.
+    var isServiceThread: Bool {
+        guard let id = threadID.withLock({ $0 }) else { return false }
+        return pthread_equal(id, pthread_self()) != 0
+    }
+
+    /// Makes the service thread return from its wait and drain outboxes.
+    func wake() {
+        alive.withLock { alive in
+            if alive, let context { lws_cancel_service(context) }
+        }
+    }
+
+    /// Asks the loop to end after its current turn.
+    func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        wake()
+    }
+
+    var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
+
+    /// Waits until the thread has destroyed the context.
+    func waitUntilFinished() {
+        guard context != nil else { return }
+        finished.wait()
+        finished.signal()
+    }
+
+    private static let quiet: Void = {
+        lws_set_log_level(Int32(LLL_ERR), nil)
+    }()
+
+    static func quietLibrary() { _ = quiet }
+}
+
+/// A C string that lives as long as its owner: lws keeps pointers to names and paths.
+final class CString: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<CChar>
+
+    init(_ string: String) { pointer = strdup(string)! }
+    deinit { free(pointer) }
+}
+
+extension UnsafeMutablePointer where Pointee == lws_protocols {
+    /// Allocates a zero-terminated protocol table.
+    static func table(_ protocols: [lws_protocols]) -> UnsafeMutablePointer<lws_protocols> {
+        let table = UnsafeMutablePointer<lws_protocols>.allocate(capacity: protocols.count + 1)
+        for (index, entry) in protocols.enumerated() { (table + index).initialize(to: entry) }
+        (table + protocols.count).initialize(to: lws_protocols())
+        return table
+    }
+}
+
+/// Reads one request header of `wsi`, nil when absent.
+func header(_ wsi: OpaquePointer?, _ token: lws_token_indexes, limit: Int = 4096) -> String? {
+    var buffer = [CChar](repeating: 0, count: limit)
+    let length = bridge_lws_header(wsi, token, &buffer, Int32(limit))
+    guard length >= 0 else { return nil }
+    return String(cString: buffer)
+}

@@ -1,0 +1,113 @@
+import BridgeCore
+import CLibWebSockets
+import Foundation
+
+/// The lws callback of the server's one protocol: bridge sessions, echo sessions and HTTP.
+func serverCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
+    let server = Unmanaged<WebSocketServer>.fromOpaque(raw).takeUnretainedValue()
+    return server.handle(wsi: wsi, reason: reason, user: user, input: input, length: length)
+}
+
+extension WebSocketServer {
+    func handle(wsi: OpaquePointer, reason: lws_callback_reasons, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainPending()
+            return 0
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            return filterHandshake(wsi)
+        case LWS_CALLBACK_ESTABLISHED:
+            return established(wsi, user: user)
+        case LWS_CALLBACK_RECEIVE:
+            guard let session = session(for: user) else { return -1 }
+            return receive(session, wsi: wsi, input: input, length: length)
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let session = session(for: user) else { return -1 }
+            return session.writable()
+        case LWS_CALLBACK_CLOSED:
+            if let session = session(for: user) {
+                sessions[session.id] = nil
+                session.closed()
+                sessionClosed()
+                user!.storeBytes(of: UInt64(0), as: UInt64.self)
+            }
+            return 0
+        case LWS_CALLBACK_HTTP:
+            return serveHTTP(wsi, input: input, length: length)
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    private func session(for user: UnsafeMutableRawPointer?) -> WebSocketSession? {
+        guard let user else { return nil }
+        let id = user.load(as: UInt64.self)
+        return id == 0 ? nil : sessions[id]
+    }
+
+    private func filterHandshake(_ wsi: OpaquePointer) -> Int32 {
+        switch checkHandshake(wsi) {
+        case .success: return 0
+        case .failure(let refusal):
+            logger.warning("refused a WebSocket handshake from \(peer(wsi)): \(refusal.reason)")
+            return -1
+        }
+    }
+
+    private func checkHandshake(_ wsi: OpaquePointer) -> Result<HandshakePolicy.Endpoint, HandshakeRefusal> {
+        var query = [CChar](repeating: 0, count: 4096)
+        let queryLength = bridge_lws_query(wsi, &query, 4096)
+        return policy.check(
+            path: header(wsi, WSI_TOKEN_GET_URI) ?? "",
+            origin: header(wsi, WSI_TOKEN_ORIGIN),
+            query: queryLength > 0 ? String(cString: query) : nil,
+            authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)
+        )
+    }
+
+    private func established(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user, case .success(let endpoint) = checkHandshake(wsi) else { return -1 }
+        if shuttingDown { return -1 }
+        nextSessionID += 1
+        let session = WebSocketSession(id: nextSessionID, owner: self, fragmentBytes: configuration.fragmentBytes)
+        session.wsi = wsi
+        user.storeBytes(of: session.id, as: UInt64.self)
+        sessions[session.id] = session
+        sessionOpened()
+        switch endpoint {
+        case .echo:
+            session.isEcho = true
+        case .bridge:
+            let info = ConnectionInfo(origin: header(wsi, WSI_TOKEN_ORIGIN), peer: peer(wsi))
+            session.connection = broker.connect(sink: session, info: info)
+        }
+        return 0
+    }
+
+    private func receive(_ session: WebSocketSession, wsi: OpaquePointer, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        let limit = broker.configuration.maxMessageBytes
+        let accepted = session.receiveFragment(wsi, input, length, maxBytes: limit) { bytes, binary in
+            if session.isEcho {
+                session.send(Array(bytes), binary: binary)
+            } else if binary {
+                session.connection?.receive(binary: bytes)
+            } else {
+                session.connection?.receive(text: bytes)
+            }
+        }
+        guard accepted else {
+            logger.warning("closing session \(session.id): a message passed maxMessageBytes (\(limit))")
+            bridge_lws_close_reason(wsi, 1009, "message larger than \(limit) bytes")
+            return -1
+        }
+        return 0
+    }
+
+    func peer(_ wsi: OpaquePointer) -> String {
+        var name = [CChar](repeating: 0, count: 128)
+        return lws_get_peer_simple(wsi, &name, 128).map { String(cString: $0) } ?? "unknown"
+    }
+}

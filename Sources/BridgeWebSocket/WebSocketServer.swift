@@ -1,0 +1,154 @@
+import BridgeCore
+import CLibWebSockets
+import Foundation
+import Logging
+import Synchronization
+
+/// Where and how the WebSocket server listens.
+public struct WebSocketServerConfiguration: Sendable {
+    /// The address to bind; loopback by default.
+    public var host = "127.0.0.1"
+    /// The port; 0 lets the OS choose (see `WebSocketServer.port`).
+    public var port = 8787
+    /// Origins allowed besides the broker's own; `*` allows any.
+    public var allowedOrigins: [String] = []
+    /// The token clients must present, if any.
+    public var token: String?
+    /// The directory holding `bridge-js/bridge.js` and `examples/`, served over HTTP.
+    public var webRoot: String?
+    /// Serve the diagnostic echo endpoint `/echo`.
+    public var diagnosticEcho = false
+    /// Payload bytes per `lws_write` when a message is sent as fragments.
+    public var fragmentBytes = 128 * 1024
+
+    /// Creates the default configuration.
+    public init() {}
+}
+
+/// Errors starting the server.
+public struct WebSocketServerError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+
+    /// Creates an error.
+    public init(description: String) { self.description = description }
+}
+
+/// The broker's libwebsockets server: `/bridge` WebSocket sessions and plain HTTP on one port.
+public final class WebSocketServer: SessionOwner, @unchecked Sendable {
+    /// The broker every bridge session talks to.
+    public let broker: Broker
+    /// The configuration it was started with.
+    public let configuration: WebSocketServerConfiguration
+    let logger: Logger
+    let loop = ServiceLoop(name: "bridge-websocket")
+    let files: StaticFiles?
+    private(set) var policy: HandshakePolicy
+    private let pending = Mutex<[WebSocketSession]>([])
+    private let portValue = Atomic<Int>(0)
+    private var retained: [CString] = []
+    private var protocols: UnsafeMutablePointer<lws_protocols>?
+
+    // Service-thread state.
+    var sessions: [UInt64: WebSocketSession] = [:]
+    var nextSessionID: UInt64 = 0
+    let shutdownRequested = Atomic<Bool>(false)
+    var shuttingDown: Bool { shutdownRequested.load(ordering: .relaxed) }
+
+    /// Creates a server for `broker`; call `start()` to listen.
+    public init(broker: Broker, configuration: WebSocketServerConfiguration = WebSocketServerConfiguration(), logger: Logger = Logger(label: "bridge.websocket")) {
+        self.broker = broker
+        self.configuration = configuration
+        self.logger = logger
+        self.files = configuration.webRoot.map(StaticFiles.init(root:))
+        self.policy = HandshakePolicy(host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
+    }
+
+    deinit {
+        protocols?.deallocate()
+    }
+
+    /// The port the server listens on, known once `start()` returned.
+    public var port: Int { portValue.load(ordering: .relaxed) }
+
+    /// Binds the listening socket and starts the service thread.
+    public func start() throws {
+        let name = CString("bridge.v1")
+        let host = CString(configuration.host)
+        retained = [name, host]
+        var bridge = lws_protocols()
+        bridge.name = UnsafePointer(name.pointer)
+        bridge.callback = serverCallback
+        bridge.per_session_data_size = MemoryLayout<UInt64>.size
+        bridge.rx_buffer_size = 64 * 1024
+        bridge.tx_packet_size = configuration.fragmentBytes + Int(bridge_lws_pre())
+        protocols = .table([bridge])
+
+        var info = lws_context_creation_info()
+        info.port = Int32(configuration.port)
+        info.iface = UnsafePointer(host.pointer)
+        info.protocols = UnsafePointer(protocols)
+        info.gid = -1
+        info.uid = -1
+        info.options = bridge_lws_option_disable_ipv6() | bridge_lws_option_validate_utf8()
+        info.pt_serv_buf_size = UInt32(configuration.fragmentBytes + 4096)
+        info.max_http_header_data = 8192
+        info.timeout_secs = 30
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        guard let context = lws_create_context(&info) else {
+            throw WebSocketServerError(description: "cannot listen on \(configuration.host):\(configuration.port) (in use, or not a local address)")
+        }
+        let vhost = lws_get_vhost_by_name(context, "default")
+        let bound = vhost.map { Int(lws_get_vhost_listen_port($0)) } ?? configuration.port
+        portValue.store(bound, ordering: .relaxed)
+        policy = HandshakePolicy(host: configuration.host, port: bound, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
+        loop.start(context: context) { [self] in
+            for session in sessions.values { session.closed() }
+            sessions = [:]
+        }
+        logger.info("listening on http://\(configuration.host):\(bound) (WebSocket /bridge)")
+    }
+
+    /// Closes every connection with 1001 (cancelling their posts) and stops the service thread.
+    ///
+    /// Waits up to `grace` for clients to receive the close frame.
+    public func shutdown(grace: Duration = .seconds(2)) {
+        guard loop.context != nil, !loop.isStopping else { return }
+        shutdownRequested.store(true, ordering: .relaxed)
+        loop.wake()
+        let deadline = ContinuousClock.now + grace
+        while ContinuousClock.now < deadline, openSessionCount > 0 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        loop.requestStop()
+        loop.waitUntilFinished()
+    }
+
+    /// Blocks the calling thread until the server has been shut down.
+    public func waitUntilStopped() {
+        loop.waitUntilFinished()
+    }
+
+    private let openSessions = Atomic<Int>(0)
+    var openSessionCount: Int { openSessions.load(ordering: .relaxed) }
+
+    func sessionOpened() { openSessions.add(1, ordering: .relaxed) }
+    func sessionClosed() { openSessions.subtract(1, ordering: .relaxed) }
+
+    func scheduleService(of session: WebSocketSession) {
+        pending.withLock { $0.append(session) }
+        loop.wake()
+    }
+
+    /// Service thread: drains the sessions other threads asked to be serviced.
+    func drainPending() {
+        let (due, stopping) = pending.withLock { list -> ([WebSocketSession], Bool) in
+            defer { list = [] }
+            return (list, shuttingDown)
+        }
+        for session in due { session.service() }
+        if stopping {
+            for session in sessions.values { session.close(code: 1001, reason: "the broker is shutting down") }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import BridgeCore
+import CLibWebSockets
+import Synchronization
+
+/// One accepted WebSocket connection: the outbox other threads fill and the service thread
+/// drains, one `lws_write` per writable callback.
+final class WebSocketSession: ConnectionSink, @unchecked Sendable {
+    /// Queued bytes above which `waitUntilWritable` suspends.
+    static let highWater = 4 * 1024 * 1024
+    /// Queued bytes below which suspended writers resume.
+    static let lowWater = 1024 * 1024
+
+    let id: UInt64
+    let fragmentBytes: Int
+    private weak var owner: SessionOwner?
+    private let shared = Mutex(Shared())
+
+    // Service-thread state: only the service thread touches these.
+    var wsi: OpaquePointer?
+    var connection: BrokerConnection?
+    var isEcho = false
+    var receiving: [UInt8] = []
+    var receivingBinary = false
+    // True between the first and the last fragment of a message, even an empty first one.
+    var receivingBinaryPending = false
+    private var current: OutboundFrame?
+    private var appliedPause = false
+
+    struct Shared {
+        var queue: [OutboundFrame] = []
+        var head = 0
+        var queuedBytes = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var close: (code: UInt16, reason: String)?
+        var pause = false
+        var serviceRequested = false
+        var closed = false
+    }
+
+    struct OutboundFrame {
+        // LWS_PRE bytes of headroom, then the payload.
+        var storage: [UInt8]
+        var binary: Bool
+        var sent = 0
+        var payloadCount: Int { storage.count - bridge_lws_pre() }
+    }
+
+    init(id: UInt64, owner: SessionOwner, fragmentBytes: Int) {
+        self.id = id
+        self.owner = owner
+        self.fragmentBytes = fragmentBytes
+    }
+
+    // MARK: ConnectionSink, any thread
+
+    func send(_ bytes: [UInt8], binary: Bool) {
+        var storage = [UInt8](repeating: 0, count: bridge_lws_pre())
+        storage.reserveCapacity(storage.count + bytes.count)
+        storage.append(contentsOf: bytes)
+        let queued = shared.withLock { state -> Bool in
+            guard !state.closed, state.close == nil else { return false }
+            state.queue.append(OutboundFrame(storage: storage, binary: binary))
+            state.queuedBytes += bytes.count
+            return true
+        }
+        if queued { requestService() }
+    }
+
+    func waitUntilWritable() async {
+        await withCheckedContinuation { continuation in
+            let ready = shared.withLock { state -> Bool in
+                if state.closed || state.queuedBytes <= Self.highWater { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    func close(code: UInt16, reason: String) {
+        let changed = shared.withLock { state -> Bool in
+            guard !state.closed, state.close == nil else { return false }
+            state.close = (code, reason)
+            return true
+        }
+        if changed { requestService() }
+    }
+
+    func pauseReading(_ paused: Bool) {
+        shared.withLock { $0.pause = paused }
+        requestService()
+    }
+
+    private func requestService() {
+        guard let owner else { return }
+        if owner.loop.isServiceThread {
+            service()
+            return
+        }
+        let first = shared.withLock { state -> Bool in
+            defer { state.serviceRequested = true }
+            return !state.serviceRequested
+        }
+        if first { owner.scheduleService(of: self) }
+    }
+
+    // MARK: service thread
+
+    /// Applies pause requests and asks for a writable callback when there is something to send.
+    func service() {
+        guard let wsi else { return }
+        let (pause, pending) = shared.withLock { state -> (Bool, Bool) in
+            state.serviceRequested = false
+            return (state.pause, state.head < state.queue.count || state.close != nil)
+        }
+        if pause != appliedPause {
+            appliedPause = pause
+            lws_rx_flow_control(wsi, pause ? 0 : 1)
+        }
+        if pending || current != nil { lws_callback_on_writable(wsi) }
+    }
+
+    /// Writes one fragment; returns -1 when the connection must close now.
+    func writable() -> Int32 {
+        guard let wsi else { return -1 }
+        if current == nil {
+            enum Next { case frame(OutboundFrame), close(UInt16, String), nothing }
+            let next: Next = shared.withLock { state in
+                if state.head < state.queue.count {
+                    let frame = state.queue[state.head]
+                    state.head += 1
+                    if state.head == state.queue.count {
+                        state.queue.removeAll(keepingCapacity: true)
+                        state.head = 0
+                    }
+                    return .frame(frame)
+                }
+                if let close = state.close { return .close(close.code, close.reason) }
+                return .nothing
+            }
+            switch next {
+            case .frame(let frame): current = frame
+            case .close(let code, let reason):
+                bridge_lws_close_reason(wsi, Int32(code), reason)
+                return -1
+            case .nothing: return 0
+            }
+        }
+        guard var frame = current else { return 0 }
+        let remaining = frame.payloadCount - frame.sent
+        let count = min(remaining, fragmentBytes)
+        let first = frame.sent == 0
+        let final = count == remaining
+        let written = frame.storage.withUnsafeMutableBufferPointer { buffer in
+            bridge_lws_write(wsi, buffer.baseAddress! + bridge_lws_pre() + frame.sent, count, frame.binary ? 1 : 0, first ? 1 : 0, final ? 1 : 0)
+        }
+        if written < 0 { return -1 }
+        frame.sent += count
+        if final {
+            current = nil
+            let resume = shared.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.queuedBytes -= frame.payloadCount
+                guard state.queuedBytes <= Self.lowWater else { return [] }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            resume.forEach { $0.resume() }
+        } else {
+            current = frame
+        }
+        let more = current != nil || shared.withLock { $0.head < $0.queue.count || $0.close != nil }
+        if more { lws_callback_on_writable(wsi) }
+        return 0
+    }
+
+    /// The connection is gone: drop the outbox and wake every waiting writer.
+    func closed() {
+        wsi = nil
+        let waiters = shared.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.closed = true
+            state.queue = []
+            state.head = 0
+            state.queuedBytes = 0
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
+        connection?.closed()
+        connection = nil
+    }
+}
+
+/// What a session needs from the server or client that owns it.
+protocol SessionOwner: AnyObject, Sendable {
+    var loop: ServiceLoop { get }
+    /// Queues the session for `service()` on the service thread and wakes it.
+    func scheduleService(of session: WebSocketSession)
+}

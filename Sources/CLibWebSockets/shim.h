@@ -1,0 +1,71 @@
+#ifndef BRIDGE_CLIBWEBSOCKETS_SHIM_H
+#define BRIDGE_CLIBWEBSOCKETS_SHIM_H
+#include <libwebsockets.h>
+#include <string.h>
+
+// Swift cannot import function-like or composite macros: these wrappers give them a name.
+
+static inline size_t bridge_lws_pre(void) { return LWS_PRE; }
+
+static inline uint64_t bridge_lws_option_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
+static inline uint64_t bridge_lws_option_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
+
+/// Writes `len` bytes at `buf` (which must have LWS_PRE bytes of headroom before it).
+static inline int bridge_lws_write(struct lws *wsi, unsigned char *buf, size_t len, int binary, int first, int final) {
+    int mode;
+    if (first) {
+        mode = binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT;
+    } else {
+        mode = LWS_WRITE_CONTINUATION;
+    }
+    if (!final) {
+        mode |= LWS_WRITE_NO_FIN;
+    }
+    return lws_write(wsi, buf, len, (enum lws_write_protocol)mode);
+}
+
+/// Copies a request header into `dest` (NUL-terminated); returns its length or -1 when absent.
+static inline int bridge_lws_header(struct lws *wsi, enum lws_token_indexes token, char *dest, int len) {
+    if (lws_hdr_total_length(wsi, token) <= 0) {
+        return -1;
+    }
+    return lws_hdr_copy(wsi, dest, len, token);
+}
+
+/// Copies the whole query string (all URI arguments joined by '&') into `dest`.
+static inline int bridge_lws_query(struct lws *wsi, char *dest, int len) {
+    int total = 0;
+    int n = 0;
+    dest[0] = '\0';
+    while (1) {
+        char part[1024];
+        int got = lws_hdr_copy_fragment(wsi, part, sizeof(part), WSI_TOKEN_HTTP_URI_ARGS, n);
+        if (got < 0) {
+            break;
+        }
+        if (total + got + 2 >= len) {
+            return -1;
+        }
+        if (n > 0) {
+            dest[total++] = '&';
+        }
+        memcpy(dest + total, part, (size_t)got);
+        total += got;
+        dest[total] = '\0';
+        n++;
+    }
+    return total;
+}
+
+/// Appends one header while a client builds its handshake (LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER).
+static inline int bridge_lws_append_handshake_header(struct lws *wsi, void *in, size_t len, const char *name, const char *value) {
+    unsigned char **p = (unsigned char **)in;
+    unsigned char *end = (*p) + len;
+    return lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value, (int)strlen(value), p, end);
+}
+
+/// Sets the close status and reason that the next close of `wsi` sends.
+static inline void bridge_lws_close_reason(struct lws *wsi, int status, const char *reason) {
+    lws_close_reason(wsi, (enum lws_close_status)status, (unsigned char *)reason, reason ? strlen(reason) : 0);
+}
+#endif
