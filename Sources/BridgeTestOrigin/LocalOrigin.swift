@@ -79,8 +79,25 @@ public func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
     return hash
 }
 
-/// The byte at `index` of the `/bytes/N` pattern.
-public func patternByte(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: index &* 31 &+ index >> 8) }
+/// The byte at `index` of the `/bytes/N` pattern: it repeats every 65,521 bytes (a prime, so
+/// chunks of power-of-two sizes never line up with it).
+public func patternByte(_ index: Int) -> UInt8 { patternTable[index % patternPeriod] }
+
+/// `count` bytes of the pattern starting at `offset`.
+public func patternBytes(from offset: Int, count: Int) -> [UInt8] {
+    var result: [UInt8] = []
+    result.reserveCapacity(count)
+    var position = offset % patternPeriod
+    while result.count < count {
+        let take = min(count - result.count, patternPeriod - position)
+        result += patternTable[position..<(position + take)]
+        position = 0
+    }
+    return result
+}
+
+let patternPeriod = 65_521
+let patternTable: [UInt8] = (0..<patternPeriod).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
 
 /// Request counts by path, shared by the origin's connections.
 final class RequestCounter: Sendable {

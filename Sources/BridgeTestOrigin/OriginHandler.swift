@@ -44,7 +44,11 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         switch parts.first ?? "" {
         case "bytes":
             let count = Int(parts.dropFirst().first ?? "") ?? 0
-            send(context, status: .ok, type: "application/octet-stream", body: (0..<count).map(patternByte), head: request.head)
+            if count > 1 << 20 {
+                streamPattern(context, count: count, head: request.head)
+            } else {
+                send(context, status: .ok, type: "application/octet-stream", body: patternBytes(from: 0, count: count), head: request.head)
+            }
         case "text":
             let count = Int(parts.dropFirst().first ?? "") ?? 0
             send(context, status: .ok, type: "text/plain; charset=utf-8", body: [UInt8](repeating: UInt8(ascii: "a"), count: count), head: request.head)
@@ -93,6 +97,30 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
+    /// Sends `count` pattern bytes in 64 KiB chunks, each after the previous one was written,
+    /// so a large body never sits whole in the origin either.
+    func streamPattern(_ context: ChannelHandlerContext, count: Int, head: HTTPRequestHead) {
+        let headers = HTTPHeaders([("Content-Type", "application/octet-stream"), ("Content-Length", String(count))])
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+        guard head.method != .HEAD else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        let chunk = 64 * 1024
+        func send(from offset: Int) {
+            guard offset < count else {
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                return
+            }
+            let end = min(count, offset + chunk)
+            let bytes = patternBytes(from: offset, count: end - offset)
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes))))).whenComplete { result in
+                if case .success = result { send(from: end) }
+            }
+        }
+        send(from: 0)
+    }
+
     func streamSlowly(_ context: ChannelHandlerContext, request: OriginRequest) {
         let chunks = Int(request.query["chunks"] ?? "") ?? 3
         let delay = Int64(request.query["delay"] ?? "") ?? 200
@@ -105,7 +133,8 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                 return
             }
-            let bytes = (0..<size).map { patternByte(index * size + $0) }
+            let bytes = patternBytes(from: index * size, count: size)
+            counts.value.withLock { $0["slow-chunks", default: 0] += 1 }
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
             context.eventLoop.scheduleTask(in: .milliseconds(delay)) { send(index + 1) }
         }

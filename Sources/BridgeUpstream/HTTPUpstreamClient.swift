@@ -18,8 +18,8 @@ public final class HTTPUpstreamClient: UpstreamClient {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let resolver: HostResolver
+    // Clients are made on first use: AsyncHTTPClient traps if one is released unshut.
     private let clients = Mutex<ClientCache>(ClientCache())
-    private let direct: HTTPClient
 
     /// The most pinned clients kept; the least recently used is shut down beyond it.
     static let maxPinnedClients = 64
@@ -29,7 +29,6 @@ public final class HTTPUpstreamClient: UpstreamClient {
         self.group = MultiThreadedEventLoopGroup.singleton
         self.logger = logger
         self.resolver = HostResolver()
-        self.direct = HTTPUpstreamClient.makeClient(group: group, dnsOverride: [:])
     }
 
     /// Shuts down every pooled connection.
@@ -38,7 +37,7 @@ public final class HTTPUpstreamClient: UpstreamClient {
             defer { cache = ClientCache() }
             return cache.all
         }
-        for client in all + [direct] { try? await client.shutdown() }
+        for client in all { try? await client.shutdown() }
     }
 
     static func makeClient(group: any EventLoopGroup, dnsOverride: [String: String]) -> HTTPClient {
@@ -48,6 +47,9 @@ public final class HTTPUpstreamClient: UpstreamClient {
         configuration.timeout = .init(connect: .seconds(15), read: nil)
         configuration.dnsOverride = dnsOverride
         configuration.httpVersion = .automatic
+        // A refused connection must fail the fetch at once, as in a browser, not after the
+        // pool has retried for the whole connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
     }
 
@@ -96,17 +98,20 @@ public final class HTTPUpstreamClient: UpstreamClient {
     }
 
     private func pinnedClient(for host: String, allowed: @Sendable (String) -> Bool) async throws -> HTTPClient {
+        let key: String
+        let override: [String: String]
         if IPAddress(host) != nil {
             guard allowed(host) else { throw HTTPUpstreamClient.refusal(host: host, addresses: [host]) }
-            return direct
+            (key, override) = ("", [:])
+        } else {
+            let addresses = try await resolver.resolve(host)
+            guard let address = addresses.first(where: allowed) else {
+                throw HTTPUpstreamClient.refusal(host: host, addresses: addresses)
+            }
+            (key, override) = ("\(host)|\(address)", [host: address])
         }
-        let addresses = try await resolver.resolve(host)
-        guard let address = addresses.first(where: allowed) else {
-            throw HTTPUpstreamClient.refusal(host: host, addresses: addresses)
-        }
-        let key = "\(host)|\(address)"
         let (client, evicted) = clients.withLock { cache in
-            cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: [host: address]) }
+            cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: override) }
         }
         if let evicted { Task { try? await evicted.shutdown() } }
         return client

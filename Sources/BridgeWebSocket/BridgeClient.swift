@@ -80,6 +80,16 @@ public final class BridgeClient: Sendable {
 
     /// Posts with an explicit id (tests use it to provoke `duplicate_id`).
     public func post(_ name: String, _ body: JSONValue, id: Int, onEvent: (@Sendable (PostEvent) -> Void)? = nil, requestBody: [UInt8]? = nil) async throws -> JSONValue {
+        try await send(["type": "post", "name": .string(name), "id": .integer(id), "body": body], awaitingReplyTo: id, onEvent: onEvent) {
+            if let requestBody { self.sendBody(id: id, requestBody) }
+        }
+    }
+
+    /// Sends any frame and waits for the reply with `id`: tests use it for malformed posts.
+    ///
+    /// `afterSending` runs once the frame is queued (to stream a request body, say).
+    public func send(_ frame: JSONValue, awaitingReplyTo id: Int, onEvent: (@Sendable (PostEvent) -> Void)? = nil,
+                     afterSending: @Sendable () -> Void = {}) async throws -> JSONValue {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let closed = closeCode.withLock { $0.closed }
@@ -88,8 +98,8 @@ public final class BridgeClient: Sendable {
                     return
                 }
                 state.withLock { $0.pending[id] = Pending(continuation: continuation, onEvent: onEvent) }
-                sendJSON(["type": "post", "name": .string(name), "id": .integer(id), "body": body])
-                if let requestBody { sendBody(id: id, requestBody) }
+                sendJSON(frame)
+                afterSending()
             }
         } onCancel: {
             self.cancel(id: id)

@@ -79,9 +79,8 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
         if let query = url.query { path += "?" + query }
         let pathString = CString(path)
         let hostHeader = CString("\(url.host!):\(url.port ?? 80)")
-        let originString = origin.map(CString.init)
         let protocolString = subprotocol.map(CString.init)
-        retained = [name, host, pathString, hostHeader] + [originString, protocolString].compactMap { $0 }
+        retained = [name, host, pathString, hostHeader] + [protocolString].compactMap { $0 }
 
         var connectInfo = lws_client_connect_info()
         connectInfo.context = context
@@ -89,7 +88,8 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
         connectInfo.port = Int32(url.port ?? 80)
         connectInfo.path = UnsafePointer(pathString.pointer)
         connectInfo.host = UnsafePointer(hostHeader.pointer)
-        connectInfo.origin = originString.map { UnsafePointer($0.pointer) }
+        // lws would write "Origin: http://" + origin itself; the header is added whole in
+        // LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER instead, so https origins work too.
         connectInfo.protocol = protocolString.map { UnsafePointer($0.pointer) }
         connectInfo.ietf_version_or_minus_one = -1
         connectInfo.local_protocol_name = UnsafePointer(name.pointer)
@@ -149,6 +149,9 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
         case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
             if let bearerToken, let input {
                 if bridge_lws_append_handshake_header(wsi, input, length, "authorization:", "Bearer \(bearerToken)") != 0 { return -1 }
+            }
+            if let origin, let input {
+                if bridge_lws_append_handshake_header(wsi, input, length, "origin:", origin) != 0 { return -1 }
             }
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             session.wsi = wsi

@@ -128,9 +128,15 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             let next: Next = shared.withLock { state in
                 if state.head < state.queue.count {
                     let frame = state.queue[state.head]
+                    // Release the popped frame now: a producer that keeps the queue non-empty
+                    // must not keep every frame it ever sent alive.
+                    state.queue[state.head].storage = []
                     state.head += 1
                     if state.head == state.queue.count {
                         state.queue.removeAll(keepingCapacity: true)
+                        state.head = 0
+                    } else if state.head >= 64, state.head * 2 >= state.queue.count {
+                        state.queue.removeFirst(state.head)
                         state.head = 0
                     }
                     return .frame(frame)

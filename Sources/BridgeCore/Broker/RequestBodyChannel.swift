@@ -68,6 +68,7 @@ final class RequestBodyChannel: Sendable {
             let step: Step = state.withLock { state in
                 if state.head < state.chunks.count {
                     let chunk = state.chunks[state.head]
+                    state.chunks[state.head] = []
                     state.head += 1
                     if state.head > 64, state.head * 2 > state.chunks.count {
                         state.chunks.removeFirst(state.head)

@@ -11,6 +11,19 @@ public enum JSONValue: Sendable, Equatable {
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.integer, .double), (.double, .integer), (.double, .double): return lhs.doubleValue == rhs.doubleValue
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)): return a == b
+        default: return false
+        }
+    }
 }
 
 /// An ordered JSON object; lookups return the last member with a given key.

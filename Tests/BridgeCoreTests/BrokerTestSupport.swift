@@ -1,0 +1,82 @@
+import BridgeCore
+import Foundation
+import Synchronization
+
+/// A connection sink that records every frame, for tests.
+final class RecordingSink: ConnectionSink {
+    struct Frame: Sendable {
+        let bytes: [UInt8]
+        let binary: Bool
+        var json: JSONValue? { binary ? nil : try? JSONParser.parse(bytes) }
+    }
+
+    private let state = Mutex<(frames: [Frame], paused: [Bool], closed: (UInt16, String)?)>(([], [], nil))
+
+    func send(_ bytes: [UInt8], binary: Bool) { state.withLock { $0.frames.append(Frame(bytes: bytes, binary: binary)) } }
+    func waitUntilWritable() async {}
+    func close(code: UInt16, reason: String) { state.withLock { $0.closed = (code, reason) } }
+    func pauseReading(_ paused: Bool) { state.withLock { $0.paused.append(paused) } }
+
+    var frames: [Frame] { state.withLock { $0.frames } }
+    var jsonFrames: [JSONValue] { frames.compactMap(\.json) }
+    var pauseChanges: [Bool] { state.withLock { $0.paused } }
+
+    /// The reply to post `id`, waiting up to `timeout` for it.
+    func reply(_ id: Int, timeout: Duration = .seconds(5)) async throws -> JSONValue {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let reply = jsonFrames.first(where: { $0["type"]?.stringValue == "reply" && $0["id"]?.intValue == id }) { return reply }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw BridgeError(.timeout, "no reply to \(id); frames: \(jsonFrames.map(\.jsonString))")
+    }
+
+    /// Frames of type `type`, waiting until at least `count` arrived.
+    func frames(ofType type: String, atLeast count: Int = 1, timeout: Duration = .seconds(5)) async throws -> [JSONValue] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let found = jsonFrames.filter { $0["type"]?.stringValue == type }
+            if found.count >= count { return found }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw BridgeError(.timeout, "fewer than \(count) \(type) frames: \(jsonFrames.map(\.jsonString))")
+    }
+}
+
+/// An upstream that answers from a script: a closure per request.
+final class ScriptedUpstream: UpstreamClient {
+    typealias Script = @Sendable (UpstreamRequest) async throws -> UpstreamResponse
+    private let script: Script
+    private let seen = Mutex<[UpstreamRequest]>([])
+
+    init(_ script: @escaping Script) { self.script = script }
+
+    func send(_ request: UpstreamRequest) async throws -> UpstreamResponse {
+        seen.withLock { $0.append(request) }
+        return try await script(request)
+    }
+
+    var requests: [UpstreamRequest] { seen.withLock { $0 } }
+
+    /// A response with a body given in chunks.
+    static func response(status: Int = 200, headers: [(String, String)] = [], chunks: [[UInt8]] = []) -> UpstreamResponse {
+        let queue = Mutex(chunks)
+        return UpstreamResponse(status: status, statusText: status == 200 ? "OK" : "Status \(status)", headers: HeaderList(headers.map { (name: $0.0, value: $0.1) }),
+                                body: UpstreamResponseBody { queue.withLock { $0.isEmpty ? nil : $0.removeFirst() } })
+    }
+}
+
+extension Broker {
+    /// A broker with `fetch` over `upstream` and everything allowed.
+    static func testing(upstream: UpstreamClient, rules: URLRules = URLRules(allow: ["*"]), configure: (inout BrokerConfiguration) -> Void = { _ in }) -> Broker {
+        var configuration = BrokerConfiguration()
+        configure(&configuration)
+        let broker = Broker(configuration: configuration)
+        broker.register("fetch", FetchHandler(upstream: upstream, rules: rules))
+        return broker
+    }
+}
+
+func post(_ connection: BrokerConnection, _ frame: JSONValue) {
+    connection.receive(text: frame.jsonBytes)
+}

@@ -1,0 +1,29 @@
+import BridgeCore
+import Testing
+
+@Suite struct HandshakePolicyTests {
+    @Test func ownOriginIsAlwaysAllowedAndOthersNeedTheAllowlist() {
+        let policy = HandshakePolicy(host: "127.0.0.1", port: 8787, allowedOrigins: ["https://app.example"], token: nil)
+        #expect(policy.check(path: "/bridge", origin: "http://127.0.0.1:8787", query: nil, authorization: nil) == .success(.bridge))
+        #expect(policy.check(path: "/bridge", origin: "http://localhost:8787", query: nil, authorization: nil) == .success(.bridge))
+        #expect(policy.check(path: "/bridge", origin: "https://app.example/", query: nil, authorization: nil) == .success(.bridge))
+        #expect((try? policy.check(path: "/bridge", origin: "https://evil.example", query: nil, authorization: nil).get()) == nil)
+        #expect(policy.check(path: "/bridge", origin: nil, query: nil, authorization: nil) == .success(.bridge))
+    }
+
+    @Test func tokenFromQueryOrBearer() {
+        let policy = HandshakePolicy(host: "127.0.0.1", port: 1, allowedOrigins: [], token: "s3cret")
+        #expect(policy.check(path: "/bridge", origin: nil, query: "a=1&token=s3cret", authorization: nil) == .success(.bridge))
+        #expect(policy.check(path: "/bridge", origin: nil, query: nil, authorization: "Bearer s3cret") == .success(.bridge))
+        #expect((try? policy.check(path: "/bridge", origin: nil, query: "token=wrong", authorization: nil).get()) == nil)
+        #expect((try? policy.check(path: "/bridge", origin: nil, query: nil, authorization: nil).get()) == nil)
+    }
+
+    @Test func pathsAndTheDiagnosticEcho() {
+        let off = HandshakePolicy(host: "127.0.0.1", port: 1, allowedOrigins: [], token: nil)
+        #expect((try? off.check(path: "/echo", origin: nil, query: nil, authorization: nil).get()) == nil)
+        #expect((try? off.check(path: "/other", origin: nil, query: nil, authorization: nil).get()) == nil)
+        let on = HandshakePolicy(host: "127.0.0.1", port: 1, allowedOrigins: ["*"], token: nil, diagnosticEcho: true)
+        #expect(on.check(path: "/echo", origin: "https://any.example", query: nil, authorization: nil) == .success(.echo))
+    }
+}

@@ -1,0 +1,212 @@
+import BridgeCore
+import BridgeServer
+import BridgeTestOrigin
+import BridgeWebSocket
+import Foundation
+import Testing
+
+@Suite(.serialized) struct FetchIntegrationTests {
+    @Test func textFetchWithResponseThenProgressEvents() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let recorder = PostRecorder()
+        let reply = try await client.post("fetch", ["url": .string(harness.origin.url("/json"))], onEvent: recorder.handler)
+        #expect(reply["status"] == 200)
+        #expect(reply["bodyEncoding"] == "text")
+        #expect(reply["body"] == #"{"hello":"world","n":1}"#)
+        #expect(recorder.events.first?.name == "response")
+        #expect(recorder.events.dropFirst().allSatisfy { $0.name == "progress" })
+        #expect(recorder.events.last?.body == ["phase": "download", "loaded": 23, "total": 23])
+    }
+
+    @Test func binaryMegabyteArrivesByteForByte() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let recorder = PostRecorder()
+        let size = 3 * 1024 * 1024 + 17
+        let reply = try await client.post("fetch", ["url": .string(harness.origin.url("/bytes/\(size)")), "responseBody": "binary"], onEvent: recorder.handler)
+        #expect(reply["bodyBytes"] == .integer(size))
+        #expect(recorder.body.count == size)
+        #expect(fnv1a(recorder.body) == fnv1a(patternBytes(from: 0, count: size)))
+        #expect(recorder.chunks.last?.end == true)
+        #expect(recorder.chunks.dropLast().allSatisfy { !$0.end && $0.count <= 256 * 1024 })
+    }
+
+    @Test func fiveMegabyteUploadStreamsAsBinaryFrames() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let body = (0..<(5 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let recorder = PostRecorder()
+        let reply = try await client.post("fetch", [
+            "url": .string(harness.origin.url("/echo")), "method": "POST", "responseBody": "text",
+            "headers": [["Content-Type", "application/octet-stream"], ["X-Test", "a"], ["X-Test", "b"]],
+            "body": ["binary": true, "length": .integer(body.count)],
+        ], onEvent: recorder.handler, requestBody: body)
+        let echo = try JSONParser.parse(reply["body"]?.stringValue ?? "")
+        #expect(echo["bodyBytes"] == .integer(body.count))
+        #expect(echo["bodyHash"] == .string(String(fnv1a(body), radix: 16)))
+        let testHeaders = echo["headers"]?.arrayValue?.filter { $0.arrayValue?.first == "X-Test" }.compactMap { $0.arrayValue?.last }
+        #expect(testHeaders == ["a", "b"])
+        let upload = recorder.events.filter { $0.body["phase"] == "upload" }
+        #expect(upload.last?.body == ["phase": "upload", "loaded": .integer(body.count), "total": .integer(body.count)])
+    }
+
+    @Test func firstChunkOfASlowResponseArrivesBeforeTheLastIsSent() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let recorder = PostRecorder()
+        _ = try await client.post("fetch", ["url": .string(harness.origin.url("/slow?chunks=4&delay=300&size=10")), "responseBody": "binary"], onEvent: recorder.handler)
+        let data = recorder.chunks.filter { $0.count > 0 }
+        #expect(data.count >= 2)
+        let spread = try #require(data.last?.at) - #require(data.first?.at)
+        #expect(spread > .milliseconds(600), "chunks arrived as they were sent, not all at the end")
+    }
+
+    @Test func redirectsAreFollowedUpToTwenty() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let followed = try await client.post("fetch", ["url": .string(harness.origin.url("/redirect/3"))])
+        #expect(followed["status"] == 200)
+        #expect(followed["redirected"] == true)
+        #expect(followed["url"] == .string(harness.origin.url("/redirect/0")))
+        let manual = try await client.post("fetch", ["url": .string(harness.origin.url("/redirect/3")), "redirect": "manual"])
+        #expect(manual["status"] == 302)
+        await #expect(throws: BridgeError.self) { try await client.post("fetch", ["url": .string(harness.origin.url("/redirect/21"))]) }
+        await #expect(throws: BridgeError.self) { try await client.post("fetch", ["url": .string(harness.origin.url("/redirect/1")), "redirect": "error"]) }
+    }
+
+    @Test func upstreamFailuresHaveClearCodes() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        func code(_ body: JSONValue) async -> String? {
+            do { _ = try await client.post("fetch", body); return nil } catch let error as BridgeError { return error.code.rawValue } catch { return "\(error)" }
+        }
+        let started = ContinuousClock.now
+        #expect(await code(["url": "http://127.0.0.1:1/"]) == "network")
+        #expect(ContinuousClock.now - started < .seconds(3), "a refused connection fails at once")
+        #expect(await code(["url": .string(harness.origin.url("/reset"))]) == "network")
+        #expect(await code(["url": .string(harness.origin.url("/hang")), "timeout": 300]) == "timeout")
+        #expect(await code(["url": "http://no-such-host.invalid/"]) == "forbidden", "the allow pattern names only 127.0.0.1")
+        #expect(await code(["url": "not a url"]) == "bad_request")
+        let status = try await client.post("fetch", ["url": .string(harness.origin.url("/status/503"))])
+        #expect(status["status"] == 503)
+        #expect(try await client.post("echo", "alive") == "alive")
+    }
+
+    @Test func unknownHostsAreNetworkErrors() async throws {
+        let harness = try await BrokerHarness.start { $0.allowURLs = ["*"] }
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        await #expect(throws: BridgeError.self) {
+            do { _ = try await client.post("fetch", ["url": "http://no-such-host.invalid/"]) } catch let error as BridgeError {
+                #expect(error.code == .network)
+                throw error
+            }
+        }
+    }
+
+    @Test func privateAddressesNeedAnAllowPattern() async throws {
+        let harness = try await BrokerHarness.start { $0.allowURLs = [] }
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        for url in [harness.origin.url("/json"), "http://localhost:\(harness.origin.port)/json"] {
+            do {
+                _ = try await client.post("fetch", ["url": .string(url)])
+                Issue.record("\(url) was fetched")
+            } catch let error as BridgeError {
+                #expect(error.code == .forbidden)
+            }
+        }
+        #expect(harness.origin.requestCount("/json") == 0)
+    }
+
+    @Test func cancelAndDisconnectStopTheUpstreamTransfer() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        let recorder = PostRecorder()
+        let slow = harness.origin.url("/slow?chunks=100&delay=50&size=10")
+        let task = Task { try await client.post("fetch", ["url": .string(slow), "responseBody": "binary"], onEvent: recorder.handler) }
+        try await waitFor { recorder.chunks.count >= 2 }
+        task.cancel()
+        await #expect(throws: BridgeError(.cancelled, "the post was cancelled")) { try await task.value }
+        let afterCancel = harness.origin.requestCount("slow-chunks")
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(harness.origin.requestCount("slow-chunks") - afterCancel <= 2, "the origin stopped sending")
+
+        harness.origin.resetCounts()
+        let other = Task { try await client.post("fetch", ["url": .string(slow), "responseBody": "binary"]) }
+        try await waitFor { harness.origin.requestCount("slow-chunks") >= 2 }
+        client.close()
+        _ = try? await other.value
+        let afterClose = harness.origin.requestCount("slow-chunks")
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(harness.origin.requestCount("slow-chunks") - afterClose <= 2, "a vanished client stops the upstream transfer")
+        let next = try await harness.client()
+        #expect(try await next.post("echo", 1) == 1)
+        next.close()
+    }
+
+    @Test func largeDownloadIsNeverHeldWholeInMemory() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let size = 384 * 1024 * 1024
+        let before = peakResidentBytes()
+        let counter = ByteCounter()
+        let reply = try await client.post("fetch", ["url": .string(harness.origin.url("/bytes/\(size)")), "responseBody": "binary", "progress": false]) { event in
+            if case .body(let bytes, _) = event { counter.add(bytes.count) }
+        }
+        #expect(reply["bodyBytes"] == .integer(size))
+        #expect(counter.total == size)
+        let growth = peakResidentBytes() - before
+        #expect(growth < 128 * 1024 * 1024, "peak memory grew by \(growth / 1024 / 1024) MiB for a \(size / 1024 / 1024) MiB body")
+    }
+
+    @Test func groupProgressReachesOne() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let frames = FrameLog()
+        client.onUnsolicited { frames.append($0) }
+        async let a = client.post("fetch", ["url": .string(harness.origin.url("/bytes/100000")), "group": "page", "responseBody": "none"])
+        async let b = client.post("fetch", ["url": .string(harness.origin.url("/text/5000")), "group": "page", "responseBody": "none"])
+        _ = try await (a, b)
+        try await waitFor { frames.frames.contains { $0["body"]?["progress"] == 1.0 } }
+        let last = try #require(frames.frames.last { $0["name"] == "group.progress" })
+        #expect(last["body"]?["group"] == "page")
+        #expect(last["body"]?["finished"] == 2)
+    }
+
+    @Test func gzipBodiesAreDecoded() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let reply = try await client.post("fetch", ["url": .string(harness.origin.url("/gzip"))])
+        #expect(reply["body"] == "hello gzip\n")
+    }
+}
+
+final class ByteCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func add(_ count: Int) { lock.withLock { value += count } }
+    var total: Int { lock.withLock { value } }
+}

@@ -1,0 +1,127 @@
+import BridgeCore
+import BridgeServer
+import BridgeWebSocket
+import Foundation
+import Testing
+
+@Suite(.serialized) struct TransportTests {
+    @Test func listensOnLoopbackOnly() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        let port = String(format: "%04X", harness.server.port)
+        let listening = table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[1].hasSuffix(":\(port)") && fields[3] == "0A"
+        }
+        #expect(listening.count == 1)
+        #expect(listening.first.map { $0.split(separator: " ")[1] == "0100007F:\(port)" } == true, "listening sockets: \(listening)")
+        let table6 = (try? String(contentsOfFile: "/proc/net/tcp6", encoding: .utf8)) ?? ""
+        #expect(!table6.contains(":\(port) "), "no IPv6 listener")
+    }
+
+    @Test func refusesANonLoopbackHost() throws {
+        var configuration = BrokerServerConfiguration()
+        configuration.host = "0.0.0.0"
+        configuration.port = 0
+        #expect(throws: (any Error).self) { try BrokerServer(configuration: configuration).start() }
+    }
+
+    @Test func helloAndEchoOverARealSocket() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        #expect(client.hello["protocol"] == 1)
+        #expect(client.hello["handlers"]?.arrayValue?.contains("fetch") == true)
+        #expect(try await client.post("echo", ["n": 1, "s": "é"]) == ["n": 1, "s": "é"])
+    }
+
+    @Test func originAllowlist() async throws {
+        let harness = try await BrokerHarness.start { $0.allowedOrigins = ["https://app.example"] }
+        defer { Task { await harness.stop() } }
+        let own = try await harness.client(origin: "http://127.0.0.1:\(harness.server.port)")
+        own.close()
+        let listed = try await harness.client(origin: "https://app.example")
+        listed.close()
+        await #expect(throws: (any Error).self) { try await harness.client(origin: "https://evil.example") }
+        let stillServing = try await harness.client()
+        #expect(try await stillServing.post("echo", 1) == 1)
+        stillServing.close()
+    }
+
+    @Test func tokenByQueryOrBearer() async throws {
+        let harness = try await BrokerHarness.start { $0.token = "s3cret" }
+        defer { Task { await harness.stop() } }
+        await #expect(throws: (any Error).self) { try await harness.client() }
+        await #expect(throws: (any Error).self) { try await harness.client(path: "/bridge?token=wrong") }
+        let byQuery = try await harness.client(path: "/bridge?token=s3cret")
+        byQuery.close()
+        let byHeader = try await harness.client(token: "s3cret")
+        #expect(try await byHeader.post("echo", "ok") == "ok")
+        byHeader.close()
+    }
+
+    @Test func oversizeMessageClosesWith1009AndTheServerGoesOn() async throws {
+        let harness = try await BrokerHarness.start { $0.broker.maxMessageBytes = 4096 }
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        client.sendRaw(String(repeating: "x", count: 5000))
+        try await waitFor { client.closeStatus.closed }
+        #expect(client.closeStatus.code == 1009)
+        let next = try await harness.client()
+        #expect(try await next.post("echo", "fine") == "fine")
+        next.close()
+    }
+
+    @Test func malformedFramesGetErrorsOnTheSameConnection() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let errors = FrameLog()
+        client.onUnsolicited { errors.append($0) }
+        client.sendRaw("this is not json")
+        client.sendRaw(binary: [9, 9, 9])
+        await #expect(throws: BridgeError(.unknownHandler, "no handler named \"nope\"")) { try await client.post("nope") }
+        await #expect(throws: BridgeError(.badMessage, "\"name\" must be a string, not a number")) {
+            try await client.send(["type": "post", "name": 42, "id": 900], awaitingReplyTo: 900)
+        }
+        try await waitFor { errors.frames.count >= 2 }
+        #expect(errors.frames.allSatisfy { $0["type"] == "error" && $0["error"]?["code"] == "bad_message" })
+        #expect(try await client.post("echo", "alive") == "alive")
+    }
+
+    @Test func shutdownClosesConnectionsWith1001AndCancelsWork() async throws {
+        let harness = try await BrokerHarness.start()
+        let client = try await harness.client()
+        let pending = Task { try await client.post("fetch", ["url": .string(harness.origin.url("/hang"))]) }
+        try await Task.sleep(for: .milliseconds(200))
+        await harness.stop()
+        try await waitFor { client.closeStatus.closed }
+        #expect(client.closeStatus.code == 1001)
+        await #expect(throws: BridgeError.self) { try await pending.value }
+    }
+
+    @Test func servesTheShimAndExamplesOverHTTP() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let shim = try httpGet(port: harness.server.port, path: "/bridge.js")
+        #expect(shim.status == 200)
+        #expect(shim.head.lowercased().contains("access-control-allow-origin: *"))
+        #expect(shim.head.lowercased().contains("content-type: text/javascript"))
+        #expect(String(decoding: shim.body, as: UTF8.self).contains("BridgeBroker"))
+        #expect(try httpGet(port: harness.server.port, path: "/examples/").status == 200)
+        #expect(try httpGet(port: harness.server.port, path: "/examples/../Package.swift").status == 404)
+        #expect(try httpGet(port: harness.server.port, path: "/examples/%2e%2e/Package.swift").status == 404)
+        #expect(try httpGet(port: harness.server.port, path: "/nothing").status == 404)
+    }
+}
+
+/// Frames collected from a listener.
+final class FrameLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _frames: [JSONValue] = []
+    func append(_ frame: JSONValue) { lock.withLock { _frames.append(frame) } }
+    var frames: [JSONValue] { lock.withLock { _frames } }
+}
