@@ -1,0 +1,408 @@
+// A minimal fake browser for bridge.js: the test plays the broker through FakeWebSocket.
+// bridge.js runs in this realm (vm.runInThisContext), so its objects compare with the test's.
+import fs from "node:fs";
+import path from "node:path";
+import vm from "node:vm";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const SHIM_SOURCE = fs.readFileSync(path.join(here, "..", "bridge.js"), "utf8");
+export const PAGE_URL = "http://page.test/app/index.html";
+export const SCRIPT_URL = "http://127.0.0.1:8787/bridge.js";
+
+// ------------------------------------------------------------------------------- fake DOM
+
+export class FakeElement {
+  constructor(tagName, attributes = {}) {
+    this.tagName = tagName.toUpperCase();
+    this.attributes = new Map(Object.entries(attributes));
+    this.style = {};
+    this.children = [];
+    this.parentNode = null;
+  }
+
+  get src() {
+    return this.attributes.has("src") ? new URL(this.attributes.get("src"), PAGE_URL).href : "";
+  }
+
+  getAttribute(name) {
+    return this.attributes.has(name) ? this.attributes.get(name) : null;
+  }
+
+  hasAttribute(name) {
+    return this.attributes.has(name);
+  }
+
+  setAttribute(name, value) {
+    this.attributes.set(name, String(value));
+  }
+
+  appendChild(child) {
+    child.parentNode = this;
+    this.children.push(child);
+    return child;
+  }
+
+  removeChild(child) {
+    this.children = this.children.filter((item) => item !== child);
+    child.parentNode = null;
+    return child;
+  }
+
+  get offsetWidth() {
+    return 0;
+  }
+}
+
+export class FakeDocument extends EventTarget {
+  constructor({ readyState = "loading", currentScript = null, scripts = [] } = {}) {
+    super();
+    this.readyState = readyState;
+    this.currentScript = currentScript;
+    this.baseURI = PAGE_URL;
+    this.documentElement = new FakeElement("html");
+    this.body = new FakeElement("body");
+    this.documentElement.appendChild(this.body);
+    this.scripts = scripts;
+  }
+
+  createElement(tagName) {
+    return new FakeElement(tagName);
+  }
+
+  querySelectorAll(selector) {
+    if (selector !== "script[src]") return [];
+    return this.scripts.filter((script) => script.hasAttribute("src"));
+  }
+
+  /** Moves readyState on and fires what a browser fires. */
+  advance(state) {
+    this.readyState = state;
+    this.dispatchEvent(new Event("readystatechange"));
+    if (state === "complete") globalThis.dispatchEvent(new Event("load"));
+  }
+}
+
+export class FakeDOMParser {
+  parseFromString(text, type) {
+    const parsererror = type !== "text/html" && !/^\s*</.test(text);
+    return {
+      fakeDocument: true,
+      type,
+      text,
+      getElementsByTagName: (name) => (name === "parsererror" && parsererror ? [{}] : []),
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------- binary frames
+
+export function encodeFrame(id, payload, end = false, kind = 1) {
+  const bytes = typeof payload === "string" ? new TextEncoder().encode(payload) : new Uint8Array(payload);
+  const frame = new Uint8Array(10 + bytes.byteLength);
+  const view = new DataView(frame.buffer);
+  view.setUint8(0, kind);
+  view.setUint8(1, end ? 1 : 0);
+  view.setBigUint64(2, BigInt(id));
+  frame.set(bytes, 10);
+  return frame;
+}
+
+export function decodeFrame(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return {
+    kind: view.getUint8(0),
+    flags: view.getUint8(1),
+    end: (view.getUint8(1) & 1) === 1,
+    id: Number(view.getBigUint64(2)),
+    idBytes: Array.from(bytes.subarray(2, 10)),
+    payload: bytes.subarray(10),
+  };
+}
+
+// --------------------------------------------------------------------------- fake WebSocket
+
+export class FakeWebSocket {
+  static instances = [];
+
+  constructor(url, protocols) {
+    this.url = url;
+    this.protocols = protocols;
+    this.readyState = 0;
+    this.binaryType = "blob";
+    this.bufferedAmount = 0;
+    this.sent = [];
+    this.closedByClient = null;
+    this.cursor = 0;
+    FakeWebSocket.instances.push(this);
+  }
+
+  send(data) {
+    if (this.readyState !== 1) throw new Error(`send() on a socket in state ${this.readyState}`);
+    this.sent.push(typeof data === "string" ? data : new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)));
+  }
+
+  close(code, reason) {
+    this.readyState = 3;
+    this.closedByClient = { code, reason };
+  }
+
+  // -- what the test sees
+
+  get texts() {
+    return this.sent.filter((item) => typeof item === "string").map((item) => JSON.parse(item));
+  }
+
+  get frames() {
+    return this.sent.filter((item) => typeof item !== "string").map(decodeFrame);
+  }
+
+  posts(name) {
+    return this.texts.filter((message) => message.type === "post" && (name === undefined || message.name === name));
+  }
+
+  cancels() {
+    return this.texts.filter((message) => message.type === "cancel");
+  }
+
+  framesFor(id) {
+    return this.frames.filter((frame) => frame.id === id);
+  }
+
+  /** The bytes of the body sent for post `id`, once its END frame is there. */
+  async bodyOf(id) {
+    await waitFor(() => this.framesFor(id).some((frame) => frame.end), `END frame for post ${id}`);
+    const frames = this.framesFor(id);
+    return Buffer.concat(frames.map((frame) => Buffer.from(frame.payload)));
+  }
+
+  /** Waits for the next post (of `name`) this socket has not handed out yet. */
+  async nextPost(name) {
+    return waitFor(() => {
+      const posts = this.posts(name);
+      if (posts.length > (this.handed?.[name] ?? 0)) {
+        this.handed = this.handed || {};
+        this.handed[name] = (this.handed[name] ?? 0) + 1;
+        return posts[this.handed[name] - 1];
+      }
+      return null;
+    }, `a post named ${name}`);
+  }
+
+  // -- what the test does as the broker
+
+  accept() {
+    this.readyState = 1;
+    this.onopen?.({});
+  }
+
+  hello(limits = {}, extra = {}) {
+    if (this.readyState === 0) this.accept();
+    this.push({
+      type: "hello",
+      protocol: 1,
+      broker: "bridge-broker 0.1.0",
+      handlers: ["cache.clear", "echo", "fetch"],
+      limits: { maxMessageBytes: 16 * 1024 * 1024, maxInFlight: 64, binaryChunkBytes: 65536, ...limits },
+      ...extra,
+    });
+  }
+
+  push(message) {
+    this.onmessage?.({ data: JSON.stringify(message) });
+  }
+
+  pushBinary(id, payload, end = false) {
+    this.onmessage?.({ data: encodeFrame(id, payload, end).buffer });
+  }
+
+  reply(id, body) {
+    this.push({ type: "reply", id, ok: true, body });
+  }
+
+  fail(id, code, message = `${code} happened`) {
+    this.push({ type: "reply", id, ok: false, error: { code, message } });
+  }
+
+  event(id, name, body) {
+    this.push({ type: "event", id, name, body });
+  }
+
+  /** The `response` event of a fetch post. */
+  respond(id, { status = 200, statusText = "OK", headers = [["content-type", "text/plain"]], url, redirected = false } = {}) {
+    this.event(id, "response", { url, status, statusText, headers, redirected, cache: { status: "miss" } });
+  }
+
+  /** A fetch reply after a binary body. */
+  finish(id, { status = 200, url, bytes = 0 } = {}) {
+    this.reply(id, { url, status, statusText: "OK", headers: [], redirected: false, body: null, bodyEncoding: "binary", bodyBytes: bytes, cache: { status: "miss" } });
+  }
+
+  drop(code = 1006, reason = "") {
+    this.readyState = 3;
+    this.onclose?.({ code, reason, wasClean: false });
+  }
+}
+
+// ------------------------------------------------------------------------ fake native XHR
+
+export class FakeNativeXHR extends EventTarget {
+  static instances = [];
+
+  constructor() {
+    super();
+    this.readyState = 0;
+    this.status = 0;
+    this.statusText = "";
+    this.responseType = "";
+    this.response = "";
+    this.responseText = "";
+    this.responseURL = "";
+    this.responseXML = null;
+    this.timeout = 0;
+    this.withCredentials = false;
+    this.upload = new EventTarget();
+    this.headers = [];
+    FakeNativeXHR.instances.push(this);
+  }
+
+  open(method, url, async = true) {
+    this.opened = { method, url, async };
+    this.readyState = 1;
+    this.dispatchEvent(new Event("readystatechange"));
+  }
+
+  setRequestHeader(name, value) {
+    this.headers.push([name, value]);
+  }
+
+  send(body) {
+    this.sentBody = body;
+  }
+
+  abort() {
+    this.aborted = true;
+  }
+
+  overrideMimeType() {}
+
+  getResponseHeader() {
+    return null;
+  }
+
+  getAllResponseHeaders() {
+    return "";
+  }
+
+  /** Plays a complete native response. */
+  complete(text) {
+    this.readyState = 4;
+    this.status = 200;
+    this.responseText = this.response = text;
+    this.dispatchEvent(new Event("readystatechange"));
+    const load = new Event("load");
+    Object.assign(load, { loaded: text.length, total: text.length, lengthComputable: true });
+    this.dispatchEvent(load);
+  }
+}
+
+// ------------------------------------------------------------------------------- utilities
+
+export async function waitFor(predicate, what = "condition", timeoutMs = 3000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+export const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Splits a multipart/form-data body into {headers, body} parts. */
+export function parseMultipart(buffer, contentType) {
+  const boundary = /boundary=([^;]+)/.exec(contentType)[1];
+  const text = Buffer.from(buffer).toString("latin1");
+  const sections = text.split(`--${boundary}`);
+  if (sections.at(-1) !== "--\r\n") throw new Error(`multipart does not end with the closing boundary: ${JSON.stringify(sections.at(-1))}`);
+  return sections.slice(1, -1).map((section) => {
+    if (!section.startsWith("\r\n") || !section.endsWith("\r\n")) throw new Error(`malformed part ${JSON.stringify(section)}`);
+    const inner = section.slice(2, -2);
+    const split = inner.indexOf("\r\n\r\n");
+    return { head: inner.slice(0, split), body: Buffer.from(inner.slice(split + 4), "latin1") };
+  });
+}
+
+// --------------------------------------------------------------------------------- loading
+
+let current = null;
+
+/**
+ * Loads a fresh copy of bridge.js into a fresh fake page.
+ * options: attributes (data-* of the script tag), script (false: no currentScript, as an ES module),
+ * filename, readyState, webkit (a fake window.webkit), config (globalThis.BridgeBrokerConfig).
+ */
+export function loadBridge(options = {}) {
+  if (current) current.teardown();
+  FakeWebSocket.instances = [];
+  FakeNativeXHR.instances = [];
+  for (const name of ["BridgeBroker", "webkit", "__bridgeBrokerReceive", "__bridgeBrokerClose", "BridgeBrokerConfig"]) delete globalThis[name];
+
+  const nativeCalls = [];
+  const pageEvents = new EventTarget();
+  globalThis.window = globalThis;
+  globalThis.addEventListener = pageEvents.addEventListener.bind(pageEvents);
+  globalThis.removeEventListener = pageEvents.removeEventListener.bind(pageEvents);
+  globalThis.dispatchEvent = pageEvents.dispatchEvent.bind(pageEvents);
+  globalThis.location = new URL(PAGE_URL);
+  globalThis.WebSocket = FakeWebSocket;
+  globalThis.XMLHttpRequest = FakeNativeXHR;
+  globalThis.DOMParser = FakeDOMParser;
+  globalThis.fetch = async function nativeFetch(input, init) {
+    nativeCalls.push({ input, init });
+    return new Response("from the native fetch");
+  };
+  const nativeFetch = globalThis.fetch;
+
+  const scriptUrl = options.src ?? SCRIPT_URL;
+  const script = new FakeElement("script", { src: scriptUrl, ...(options.attributes || {}) });
+  const document = new FakeDocument({
+    readyState: options.readyState ?? "loading",
+    currentScript: options.script === false ? null : script,
+    scripts: [script],
+  });
+  globalThis.document = document;
+  if (options.webkit) globalThis.webkit = options.webkit;
+  if (options.config) globalThis.BridgeBrokerConfig = options.config;
+
+  vm.runInThisContext(SHIM_SOURCE, { filename: options.filename ?? scriptUrl });
+  const bridge = globalThis.BridgeBroker;
+
+  current = {
+    bridge,
+    document,
+    script,
+    nativeFetch,
+    nativeCalls,
+    get ws() {
+      return FakeWebSocket.instances.at(-1);
+    },
+    get sockets() {
+      return FakeWebSocket.instances;
+    },
+    /** Waits for the auto-connect, accepts the socket and sends hello. */
+    async open(limits, extra) {
+      const socket = await waitFor(() => FakeWebSocket.instances.at(-1), "a WebSocket");
+      socket.hello(limits, extra);
+      await bridge.ready;
+      return socket;
+    },
+    teardown() {
+      bridge.hideLoadingBar();
+      bridge.disconnect();
+      current = null;
+    },
+  };
+  return current;
+}

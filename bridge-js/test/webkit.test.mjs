@@ -1,0 +1,132 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadBridge, waitFor, tick, encodeFrame, decodeFrame } from "../test-support/helpers.mjs";
+
+const HELLO = {
+  type: "hello",
+  protocol: 1,
+  broker: "host-app 1.0",
+  handlers: ["fetch", "share"],
+  limits: { maxMessageBytes: 1048576, maxInFlight: 16, binaryChunkBytes: 65536 },
+};
+
+test("outside WKWebView, window.webkit.messageHandlers.<any name>.postMessage posts to the broker", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const handlers = window.webkit.messageHandlers;
+  assert.equal(handlers.share, handlers.share, "one handler object per name");
+  assert.equal("whatever" in handlers, true);
+  const reply = handlers.share.postMessage({ title: "Hi" });
+  assert.ok(reply instanceof Promise);
+  const post = await ws.nextPost("share");
+  assert.deepEqual(post.body, { title: "Hi" });
+  ws.reply(post.id, { shared: true });
+  assert.deepEqual(await reply, { shared: true });
+
+  const failing = handlers.missing.postMessage(1);
+  const failed = await ws.nextPost("missing");
+  ws.fail(failed.id, "unknown_handler");
+  await assert.rejects(failing, { code: "unknown_handler" });
+  assert.equal(handlers.then, handlers.then, "a property named then is a handler, not a function");
+  assert.notEqual(typeof handlers.then, "function", "so awaiting messageHandlers does not hang");
+});
+
+test("data-message-handlers=false leaves window.webkit alone", () => {
+  loadBridge({ attributes: { "data-message-handlers": "false" } });
+  assert.equal(window.webkit, undefined);
+});
+
+test("inside a WKWebView without a bridge handler the real handlers stay and the WebSocket is used", async () => {
+  const native = { postMessage() {} };
+  const webkit = { messageHandlers: { native } };
+  const env = loadBridge({ webkit });
+  const ws = await env.open();
+  assert.equal(window.webkit, webkit);
+  assert.equal(window.webkit.messageHandlers.native, native);
+  assert.equal(env.bridge.transport, "websocket");
+  assert.ok(ws);
+});
+
+function webkitHost() {
+  const sent = [];
+  const webkit = {
+    messageHandlers: {
+      bridge: { postMessage: (message) => sent.push(message) },
+      other: { postMessage() {} },
+    },
+  };
+  return {
+    webkit,
+    sent,
+    texts: () => sent.filter((message) => !message.startsWith("b64:")).map((message) => JSON.parse(message)),
+    frames: () => sent.filter((message) => message.startsWith("b64:")).map((message) => decodeFrame(new Uint8Array(Buffer.from(message.slice(4), "base64")))),
+    receive: (frame) => globalThis.__bridgeBrokerReceive(frame),
+  };
+}
+
+test("with a real bridge handler, envelopes travel through WKWebView instead of a WebSocket", async () => {
+  const host = webkitHost();
+  const env = loadBridge({ webkit: host.webkit });
+  await tick();
+  assert.equal(env.sockets.length, 0, "no WebSocket inside WKWebView");
+  assert.equal(window.webkit, host.webkit, "the real handlers are not replaced");
+  assert.deepEqual(host.texts(), [{ type: "open", protocol: "bridge.v1" }]);
+
+  const early = env.bridge.post("share", { n: 1 });
+  host.receive(JSON.stringify(HELLO));
+  assert.deepEqual(await env.bridge.ready, HELLO);
+  assert.equal(env.bridge.transport, "webkit");
+  await waitFor(() => host.texts().length === 2, "the queued post");
+  assert.deepEqual(host.texts()[1], { type: "post", name: "share", id: 1, body: { n: 1 } });
+  assert.equal(typeof host.sent[1], "string", "envelopes are JSON strings");
+
+  // The host may hand over a JSON string or a plain object.
+  host.receive({ type: "reply", id: 1, ok: true, body: "shared" });
+  assert.equal(await early, "shared");
+});
+
+test("WKWebView transport: request bodies go out as b64: frames, response bodies come back as ArrayBuffer or b64:", async () => {
+  const host = webkitHost();
+  const env = loadBridge({ webkit: host.webkit });
+  await tick();
+  host.receive(JSON.stringify(HELLO));
+  await env.bridge.ready;
+
+  const pending = fetch("http://127.0.0.1:8787/api", { method: "POST", body: "payload" });
+  const post = await waitFor(() => host.texts().find((message) => message.name === "fetch"), "the fetch post");
+  assert.equal(post.body.url, "http://127.0.0.1:8787/api", "no broker origin to skip inside WKWebView");
+  assert.deepEqual(post.body.body, { binary: true, length: 7 });
+  await waitFor(() => host.frames().length === 1, "the body frame");
+  const [frame] = host.frames();
+  assert.equal(frame.kind, 1);
+  assert.equal(frame.end, true);
+  assert.equal(frame.id, post.id);
+  assert.equal(Buffer.from(frame.payload).toString(), "payload");
+
+  host.receive(JSON.stringify({ type: "event", id: post.id, name: "response", body: { status: 200, statusText: "OK", headers: [["content-type", "text/plain"]], url: "http://127.0.0.1:8787/api" } }));
+  const response = await pending;
+  host.receive(encodeFrame(post.id, "from ").buffer);
+  host.receive(`b64:${Buffer.from(encodeFrame(post.id, "host", true)).toString("base64")}`);
+  host.receive({ type: "reply", id: post.id, ok: true, body: { status: 200, bodyEncoding: "binary", body: null } });
+  assert.equal(await response.text(), "from host");
+});
+
+test("WKWebView transport: __bridgeBrokerClose fails posts in flight and the shim announces itself again", async () => {
+  const host = webkitHost();
+  const env = loadBridge({ webkit: host.webkit });
+  await tick();
+  env.bridge.connect({ backoff: { initial: 5, max: 10 } });
+  host.receive(JSON.stringify(HELLO));
+  await env.bridge.ready;
+  const reply = env.bridge.post("share", {});
+  await waitFor(() => host.texts().some((message) => message.type === "post"), "the post");
+  globalThis.__bridgeBrokerClose(1001, "host reloaded");
+  await assert.rejects(reply, (error) => error.code === "network" && /host reloaded/.test(error.message));
+  await waitFor(() => host.texts().filter((message) => message.type === "open").length === 3, "a new open announcement");
+  host.receive(JSON.stringify(HELLO));
+  const again = env.bridge.post("share", { n: 2 });
+  const post = await waitFor(() => host.texts().find((message) => message.type === "post" && message.body.n === 2), "the post after reopening");
+  assert.equal(post.id, 1);
+  host.receive({ type: "reply", id: 1, ok: true, body: "ok" });
+  assert.equal(await again, "ok");
+});
