@@ -1,6 +1,7 @@
 import ArgumentParser
 import BridgeCore
 import BridgeServer
+import BridgeTestOrigin
 import Foundation
 import Logging
 
@@ -29,12 +30,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("diagnostic-echo"), help: "Serve the raw echo endpoint /echo (for WebSocket conformance tests).")
     var diagnosticEcho = false
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error.") var logLevel = "info"
+    @Option(name: .customLong("demo-origin"), help: "Also run the demo origin (a local test server for the examples) on this port, and allow it.")
+    var demoOrigin: Int?
+    @Option(name: .customLong("demo-latency"), help: "Milliseconds the demo origin waits before each response.") var demoLatency = 0
 
     func validate() throws {
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
         guard maxInFlight >= 1 else { throw ValidationError("--max-in-flight must be at least 1") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        guard demoOrigin.map({ (1...65535).contains($0) }) ?? true else { throw ValidationError("--demo-origin must be 1 to 65535") }
+        guard demoLatency >= 0 else { throw ValidationError("--demo-latency must not be negative") }
     }
 
     func run() async throws {
@@ -52,6 +58,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.diagnosticEcho = diagnosticEcho
         configuration.broker.maxMessageBytes = maxMessageBytes
         configuration.broker.maxInFlight = maxInFlight
+        var origin: LocalOrigin?
+        if let demoOrigin {
+            do {
+                origin = try await LocalOrigin.start(port: demoOrigin, latency: .milliseconds(demoLatency))
+            } catch {
+                throw ValidationError("cannot start the demo origin on port \(demoOrigin): \(error)")
+            }
+            configuration.allowURLs.append("http://127.0.0.1:\(demoOrigin)/*")
+        }
         let server = BrokerServer(configuration: configuration, logger: logger)
         do {
             try server.start()
@@ -64,12 +79,13 @@ struct ServeCommand: AsyncParsableCommand {
               shim       http://\(host):\(server.port)/bridge.js
               examples   http://\(host):\(server.port)/examples/
               cache dir  \(configuration.cacheDirectory)
-
+            \(origin.map { "  demo origin http://127.0.0.1:\($0.port)/ (latency \(demoLatency) ms)\n" } ?? "")
             """
         // Written unbuffered so that scripts waiting for the banner see it at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
         await BrokerServer.waitForTerminationSignal()
         logger.info("shutting down")
         await server.shutdown()
+        await origin?.stop()
     }
 }

@@ -76,6 +76,12 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             break
         case "echo":
             send(context, status: .ok, type: "application/json", body: request.echoJSON, head: request.head, extra: [("X-Origin", "local")])
+        case "multipart":
+            guard let parts = Multipart.parse(request.body, contentType: request.head.headers["content-type"].first ?? "") else {
+                send(context, status: .badRequest, type: "text/plain", body: Array("not multipart/form-data".utf8), head: request.head)
+                return
+            }
+            send(context, status: .ok, type: "application/json", body: Multipart.describe(parts), head: request.head)
         case "gzip":
             send(context, status: .ok, type: "text/plain", body: OriginRequest.gzipHello, head: request.head, extra: [("Content-Encoding", "gzip")])
         case "count":

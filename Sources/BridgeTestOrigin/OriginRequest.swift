@@ -23,6 +23,7 @@ struct OriginRequest {
             "headers": headers,
             "bodyBytes": body.count,
             "bodyHash": String(fnv1a(body), radix: 16),
+            "bodyFNV32": fnv1a32(body),
             "bodyText": body.count <= 65536 ? String(decoding: body, as: UTF8.self) : "",
         ]
         return (try? Array(JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))) ?? []

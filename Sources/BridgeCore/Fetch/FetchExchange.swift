@@ -17,7 +17,7 @@ struct FetchExchange: Sendable {
         var redirected = false
         var hops = 0
         while true {
-            let verdict = handler.rules.check(url)
+            let verdict = handler.rules.check(FetchRequest.ruleForm(of: url))
             if case .refused(let reason) = verdict { throw BridgeError(.forbidden, reason) }
             let anyAddress = verdict == .anyAddress
             let upstreamRequest = UpstreamRequest(

@@ -120,8 +120,21 @@ public struct FetchRequest: Sendable {
         group = try FetchRequest.string(object, "group")
     }
 
-    /// Normalises an absolute http(s) URL to `scheme://host:port/path?query`, without fragment.
+    /// Normalises an absolute http(s) URL as a browser serialises it: lower-case scheme and host,
+    /// no default port, no fragment, `/` for an empty path.
     public static func normalize(url text: String) throws(BridgeError) -> String {
+        let (scheme, host, port, rest) = try parts(of: text)
+        let defaultPort = scheme == "https" ? 443 : 80
+        return "\(scheme)://\(host)\(port == defaultPort ? "" : ":\(port)")\(rest)"
+    }
+
+    /// The form the URL rules match: `scheme://host:port/path?query`, the port always written.
+    public static func ruleForm(of url: String) -> String {
+        guard let (scheme, host, port, rest) = try? parts(of: url) else { return url }
+        return "\(scheme)://\(host):\(port)\(rest)"
+    }
+
+    private static func parts(of text: String) throws(BridgeError) -> (scheme: String, host: String, port: Int, rest: String) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
             throw BridgeError(.badRequest, "\"\(text)\" is not an absolute URL")
         }
@@ -139,7 +152,7 @@ public struct FetchRequest: Sendable {
         let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         let query = components.percentEncodedQuery.map { "?\($0)" } ?? ""
-        return "\(scheme)://\(hostPart):\(port)\(path)\(query)"
+        return (scheme, hostPart, port, path + query)
     }
 
     static func string(_ object: JSONObject, _ key: String) throws(BridgeError) -> String? {

@@ -1,0 +1,49 @@
+# Bridge Broker: `make run` runs the broker with the examples; `make test` runs every test.
+SWIFT ?= swift
+PORT ?= 8787
+DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
+
+.PHONY: run build deps test-deps test test-swift test-js test-browser test-protocol bench conformance host-app clean
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build --product bridge-broker
+
+## The broker on 127.0.0.1:$(PORT) with its SQLite cache, the shim, the examples, and the demo origin.
+run: build
+	$(SWIFT) run bridge-broker serve --port $(PORT) --demo-origin $(DEMO_PORT) $(ARGS)
+
+## The example host app with its own native handlers.
+host-app: deps
+	$(SWIFT) run HostAppExample
+
+test-deps:
+	@scripts/install-test-deps.sh
+
+## Every test: Swift unit and integration tests, the shim's node tests, the protocol client tests
+## and the browser tests in headless Chromium.
+test: test-deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel
+	$(MAKE) --no-print-directory test-js test-protocol test-browser
+
+test-swift: deps
+	$(SWIFT) test
+
+test-js:
+	cd bridge-js && node --test test/
+
+test-protocol test-browser: build
+	python3 -m pytest -q tests/$(subst test-,,$@)
+
+bench: deps
+	$(SWIFT) build -c release --product bridge-broker
+	.build/release/bridge-broker bench $(ARGS)
+
+conformance: build
+	scripts/autobahn.sh
+
+clean:
+	$(SWIFT) package clean

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Everything the full test suite needs beyond the build: Chromium and chromedriver (Debian's, so
+# their versions match), tmux, and the Python packages of the browser and protocol tests.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+"$here/install-deps.sh" chromium chromium-driver tmux python3-venv
+python3 -m pip install -q --disable-pip-version-check -r "$here/../tests/requirements.txt"

@@ -1,0 +1,184 @@
+"""bridge-js in real headless Chromium against the real broker and a real local origin."""
+import time
+
+from support import ROOT
+
+OUT = ROOT / "out"
+
+FNV32 = """
+function fnv32(bytes) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) { hash ^= bytes[i]; hash = Math.imul(hash, 0x01000193) >>> 0; }
+  return hash >>> 0;
+}
+function pattern(count) {
+  const table = new Uint8Array(65521);
+  for (let j = 0; j < 65521; j++) table[j] = (j * 31 + (j >> 8)) & 255;
+  const out = new Uint8Array(count);
+  for (let i = 0; i < count; i++) out[i] = table[i % 65521];
+  return out;
+}
+"""
+
+
+def test_ready_post_and_message_handlers(page):
+    result = page("""
+        const hello = await BridgeBroker.ready;
+        const echoed = await BridgeBroker.post("echo", {a: [1, "é"]});
+        const viaWebkit = await window.webkit.messageHandlers.echo.postMessage({w: 1});
+        let failure = null;
+        try { await window.webkit.messageHandlers.nope.postMessage({}); } catch (e) { failure = {code: e.code, isError: e instanceof Error}; }
+        return {protocol: hello.protocol, echoed, viaWebkit, failure};
+    """)
+    assert result["value"] == {"protocol": 1, "echoed": {"a": [1, "é"]}, "viaWebkit": {"w": 1},
+                               "failure": {"code": "unknown_handler", "isError": True}}
+
+
+def test_cross_origin_fetch_to_an_origin_without_cors(page):
+    result = page("""
+        const response = await fetch(ORIGIN + "/json");
+        const bridged = {status: response.status, json: await response.json(), url: response.url,
+                         type: response.headers.get("content-type"), cacheStatus: response.headers.get("cache-status")};
+        let native = null;
+        try { await BridgeBroker.nativeFetch(ORIGIN + "/json"); native = "allowed"; } catch (e) { native = e.name; }
+        return {bridged, native, origin: ORIGIN};
+    """)
+    value = result["value"]
+    assert value["bridged"]["status"] == 200 and value["bridged"]["json"] == {"hello": "world", "n": 1}
+    assert value["bridged"]["url"] == value["origin"] + "/json"
+    assert value["bridged"]["cacheStatus"].startswith("bridge-broker")
+    assert value["native"] == "TypeError", "without the bridge, CORS blocks the same request"
+
+
+def test_formdata_with_a_file_is_parsed_by_the_origin(page):
+    result = page(FNV32 + """
+        const bytes = new Uint8Array(100000).map((_, i) => (i * 7) & 255);
+        const form = new FormData();
+        form.append("title", "héllo wörld");
+        form.append("upload", new File([bytes], "data.bin", {type: "application/octet-stream"}));
+        const response = await fetch(ORIGIN + "/multipart", {method: "POST", body: form});
+        return {status: response.status, parsed: await response.json(), hash: fnv32(bytes)};
+    """)
+    value = result["value"]
+    assert value["status"] == 200, value
+    assert value["parsed"]["fields"] == {"title": "héllo wörld"}
+    upload = value["parsed"]["files"]["upload"]
+    assert upload == {"filename": "data.bin", "type": "application/octet-stream", "size": 100000, "fnv32": value["hash"]}
+
+
+def test_five_mebibytes_arrive_byte_for_byte_both_ways(page):
+    result = page(FNV32 + """
+        const size = 5 * 1024 * 1024;
+        const upload = new Uint8Array(size).map((_, i) => (i * 13 + (i >> 10)) & 255);
+        const echo = await (await fetch(ORIGIN + "/echo", {method: "POST", body: upload.buffer})).json();
+        const download = new Uint8Array(await (await fetch(ORIGIN + "/bytes/" + size)).arrayBuffer());
+        const expected = pattern(size);
+        let same = download.length === expected.length;
+        for (let i = 0; same && i < size; i++) same = download[i] === expected[i];
+        return {sentBytes: echo.bodyBytes, sentHash: echo.bodyFNV32, hash: fnv32(upload), received: download.length, same};
+    """)
+    value = result["value"]
+    assert value["sentBytes"] == 5 * 1024 * 1024 and value["sentHash"] == value["hash"]
+    assert value["received"] == 5 * 1024 * 1024 and value["same"] is True
+
+
+def test_first_chunk_is_readable_before_the_last_is_sent(page):
+    result = page("""
+        const started = performance.now();
+        const response = await fetch(ORIGIN + "/slow?chunks=4&delay=400&size=100");
+        const reader = response.body.getReader();
+        const times = [];
+        for (;;) { const {done, value} = await reader.read(); if (done) break; times.push([performance.now() - started, value.length]); }
+        return {times, total: performance.now() - started};
+    """)
+    value = result["value"]
+    first, total = value["times"][0][0], value["total"]
+    assert sum(count for _, count in value["times"]) == 400
+    assert total - first > 900, f"first chunk at {first:.0f} ms, body done at {total:.0f} ms"
+
+
+def test_abort_timeout_and_network_errors_behave_as_in_a_browser(page):
+    result = page("""
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 150);
+        let aborted; try { await fetch(ORIGIN + "/hang", {signal: controller.signal}); } catch (e) { aborted = [e.name, e instanceof DOMException]; }
+        let forbidden; try { await fetch("http://10.9.8.7/x"); } catch (e) { forbidden = e.constructor.name; }
+        let refused; try { await fetch("http://127.0.0.1:1/"); } catch (e) { refused = e.constructor.name; }
+        const timedOut = await new Promise((resolve) => {
+            const xhr = new XMLHttpRequest();
+            const events = [];
+            xhr.open("GET", ORIGIN + "/hang");
+            xhr.timeout = 200;
+            for (const name of ["loadstart", "timeout", "error", "abort", "load", "loadend"]) xhr.addEventListener(name, () => { events.push(name); if (name === "loadend") resolve(events); });
+            xhr.send();
+        });
+        return {aborted, forbidden, refused, timedOut};
+    """)
+    assert result["value"] == {"aborted": ["AbortError", True], "forbidden": "TypeError", "refused": "TypeError",
+                               "timedOut": ["loadstart", "timeout", "loadend"]}
+
+
+def test_xhr_event_order_with_upload_progress(page):
+    result = page("""
+        return await new Promise((resolve) => {
+            const xhr = new XMLHttpRequest();
+            const log = [];
+            xhr.onreadystatechange = () => log.push("rs" + xhr.readyState);
+            for (const name of ["loadstart", "progress", "load", "loadend"]) xhr.addEventListener(name, () => log.push(name));
+            for (const name of ["loadstart", "progress", "load", "loadend"]) xhr.upload.addEventListener(name, () => log.push("up:" + name));
+            xhr.onloadend = () => resolve({log, status: xhr.status, json: xhr.response, url: xhr.responseURL,
+                                           header: xhr.getResponseHeader("x-origin"), all: xhr.getAllResponseHeaders().includes("content-type: application/json")});
+            xhr.open("POST", ORIGIN + "/echo");
+            xhr.responseType = "json";
+            xhr.setRequestHeader("X-Test", "1");
+            xhr.send(new Uint8Array(300000));
+        });
+    """)
+    value = result["value"]
+    log = [entry for i, entry in enumerate(value["log"]) if i == 0 or entry != value["log"][i - 1] or not entry.endswith("progress")]
+    assert value["status"] == 200 and value["json"]["bodyBytes"] == 300000 and value["header"] == "local" and value["all"]
+    assert log[:3] == ["rs1", "loadstart", "up:loadstart"]
+    assert log.index("up:load") < log.index("up:loadend") < log.index("rs2") < log.index("rs3") < log.index("rs4") < log.index("load") < log.index("loadend")
+    assert "up:progress" in log and log[-1] == "loadend"
+
+
+def test_xhr_response_types(page):
+    result = page("""
+        function get(type, path) {
+            return new Promise((resolve) => {
+                const xhr = new XMLHttpRequest();
+                xhr.open("GET", ORIGIN + path);
+                xhr.responseType = type;
+                xhr.onload = () => resolve(xhr.response);
+                xhr.onerror = () => resolve("error");
+                xhr.send();
+            });
+        }
+        const text = await get("", "/json");
+        const json = await get("json", "/json");
+        const buffer = await get("arraybuffer", "/bytes/1000");
+        const blob = await get("blob", "/bytes/1000");
+        let syncError; try { const x = new XMLHttpRequest(); x.open("GET", ORIGIN + "/json", false); x.send(); } catch (e) { syncError = e.name; }
+        return {text, json, buffer: buffer.byteLength, blob: [blob.size, blob.constructor.name], syncError};
+    """)
+    assert result["value"] == {"text": '{"hello":"world","n":1}', "json": {"hello": "world", "n": 1}, "buffer": 1000,
+                               "blob": [1000, "Blob"], "syncError": "InvalidAccessError"}
+
+
+def test_loading_bar_reaches_one_hundred_percent(site, driver):
+    driver.get(f"{site['broker'].http}/examples/loading-bar.html?origin={site['origin']}")
+    time.sleep(0.25)
+    driver.save_screenshot(str(OUT / "loading-bar-during.png"))
+    deadline = time.time() + 30
+    while time.time() < deadline and driver.execute_script("return document.body.dataset.done || ''") == "":
+        time.sleep(0.1)
+    assert driver.execute_script("return document.body.dataset.done") == "ok"
+    deadline = time.time() + 10
+    while time.time() < deadline and driver.execute_script("return BridgeBroker.progress") != 1:
+        time.sleep(0.05)
+    state = driver.execute_script("""
+        const bar = document.querySelector('[data-bridge-loading-bar]');
+        return {progress: BridgeBroker.progress, width: bar && bar.style.width, tiles: document.querySelectorAll('.tile.done').length};
+    """)
+    driver.save_screenshot(str(OUT / "loading-bar-done.png"))
+    assert state == {"progress": 1, "width": "100%", "tiles": 24}

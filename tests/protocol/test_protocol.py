@@ -1,0 +1,130 @@
+"""Drives every handler and every error code with a client written from docs/PROTOCOL.md alone."""
+import json
+import struct
+import threading
+import time
+
+import pytest
+from headless_client import BridgeConnection
+
+
+def connect(broker, **kwargs):
+    connection = BridgeConnection(broker.url, **kwargs)
+    kind, hello = connection.receive()
+    assert kind == "text" and hello["type"] == "hello"
+    return connection, hello
+
+
+def reply_to(connection, post_id, frames=None):
+    while True:
+        kind, value = connection.receive()
+        if kind == "text" and value.get("type") == "reply" and value.get("id") == post_id:
+            return value
+        if frames is not None:
+            frames.append((kind, value))
+
+
+def test_hello_announces_protocol_handlers_and_limits(broker):
+    _, hello = connect(broker)
+    assert hello["protocol"] == 1
+    assert {"echo", "fetch"} <= set(hello["handlers"])
+    assert hello["limits"]["maxMessageBytes"] > 0 and hello["limits"]["maxInFlight"] > 0
+
+
+def test_echo_and_fire_and_forget(broker):
+    connection, _ = connect(broker)
+    connection.send_json({"type": "post", "name": "echo"})          # no id: no reply
+    assert connection.post("echo", {"a": [1, "é"]})["body"] == {"a": [1, "é"]}
+
+
+@pytest.mark.parametrize("frame, code", [
+    ("not json", "bad_message"),
+    ('{"type": "post"}', "bad_message"),
+    ('{"type": "teleport", "id": 3}', "bad_message"),
+    ('{"type": "post", "name": "nope"}', "unknown_handler"),
+])
+def test_frames_that_cannot_be_tied_to_a_post_get_error_frames(broker, frame, code):
+    connection, _ = connect(broker)
+    connection.send_frame(0x1, frame.encode())
+    kind, value = connection.receive()
+    assert value["type"] in ("error", "reply")
+    assert value["error"]["code"] == code
+    assert connection.post("echo", 1)["body"] == 1, "the connection stays open"
+
+
+def test_error_codes_of_posts(broker):
+    connection, _ = connect(broker)
+    cases = {
+        "unknown_handler": ("nope", {}),
+        "bad_request": ("fetch", {"method": "GET"}),
+        "forbidden": ("fetch", {"url": "http://10.1.2.3/"}),
+        "network": ("fetch", {"url": "http://127.0.0.1:1/"}),
+        "timeout": ("fetch", {"url": f"{broker.origin}/hang", "timeout": 200}),
+        "not_cached": ("fetch", {"url": f"{broker.origin}/json", "cache": "only-if-cached"}),
+    }
+    for code, (name, body) in cases.items():
+        reply = connection.post(name, body, on_frame=lambda frame: None)
+        assert reply["ok"] is False and reply["error"]["code"] == code, (code, reply)
+
+
+def test_a_malformed_post_with_an_id_gets_its_reply(broker):
+    connection, _ = connect(broker)
+    connection.send_json({"type": "post", "name": 7, "id": 41})
+    assert reply_to(connection, 41)["error"]["code"] == "bad_message"
+
+
+def test_duplicate_id_and_cancel(broker):
+    connection, _ = connect(broker)
+    slow = {"url": f"{broker.origin}/slow?chunks=50&delay=100", "responseBody": "binary"}
+    connection.send_json({"type": "post", "name": "fetch", "id": 5, "body": slow})
+    connection.send_json({"type": "post", "name": "echo", "id": 5})
+    frames = []
+    while True:
+        kind, value = connection.receive()
+        if kind == "text" and value["type"] == "error":
+            assert value["error"]["code"] == "duplicate_id" and value["duplicateId"] == 5
+            break
+    connection.send_json({"type": "cancel", "id": 5})
+    reply = reply_to(connection, 5, frames)
+    assert reply["error"]["code"] == "cancelled"
+
+
+def test_too_many_in_flight_and_oversize_frames(make_broker):
+    broker = make_broker("--max-in-flight", "2", "--max-message-bytes", "2048")
+    connection, hello = connect(broker)
+    assert hello["limits"] == {"maxMessageBytes": 2048, "maxInFlight": 2, "binaryChunkBytes": 262144}
+    for post_id in (1, 2, 3):
+        connection.send_json({"type": "post", "name": "fetch", "id": post_id, "body": {"url": f"{broker.origin}/hang", "timeout": 2000}})
+    assert reply_to(connection, 3)["error"]["code"] == "too_many_in_flight"
+    other, _ = connect(broker)
+    reply = other.post("fetch", {"url": f"{broker.origin}/text/4000"}, on_frame=lambda frame: None)
+    assert reply["error"]["code"] == "too_large"
+    other.send_frame(0x1, b'"' + b"x" * 3000 + b'"')
+    assert other.receive() == ("close", 1009)
+
+
+def test_fetch_streams_binary_bodies_both_ways(broker):
+    connection, _ = connect(broker)
+    body = bytes(range(256)) * 4096                      # 1 MiB
+    connection.send_json({"type": "post", "name": "fetch", "id": 9, "body": {
+        "url": f"{broker.origin}/echo", "method": "POST", "responseBody": "text",
+        "body": {"binary": True, "length": len(body)}}})
+    for start in range(0, len(body), 65536):
+        end = min(len(body), start + 65536)
+        connection.send_frame(0x2, bytes([1, 1 if end == len(body) else 0]) + struct.pack("!Q", 9) + body[start:end])
+    frames = []
+    reply = reply_to(connection, 9, frames)
+    echo = json.loads(reply["body"]["body"])
+    assert echo["bodyBytes"] == len(body)
+    uploads = [v["body"] for k, v in frames if k == "text" and v.get("name") == "progress" and v["body"]["phase"] == "upload"]
+    assert uploads[-1] == {"phase": "upload", "loaded": len(body), "total": len(body)}
+
+    frames = []
+    connection.send_json({"type": "post", "name": "fetch", "id": 10, "body": {"url": f"{broker.origin}/bytes/300000", "responseBody": "binary"}})
+    reply = reply_to(connection, 10, frames)
+    chunks = [value for kind, value in frames if kind == "binary"]
+    assert sum(len(chunk) - 10 for chunk in chunks) == 300000 == reply["body"]["bodyBytes"]
+    assert all(struct.unpack("!Q", chunk[2:10])[0] == 10 for chunk in chunks)
+    assert chunks[-1][1] == 1 and all(chunk[1] == 0 for chunk in chunks[:-1])
+    names = [value["name"] for kind, value in frames if kind == "text"]
+    assert names[0] == "response"

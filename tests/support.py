@@ -1,0 +1,53 @@
+"""Helpers shared by the Python tests: a real broker process and its demo origin on free ports."""
+import os
+import pathlib
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+BINARY = ROOT / ".build" / "debug" / "bridge-broker"
+sys.path.insert(0, str(ROOT / "examples"))
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Broker:
+    """A `bridge-broker serve` process; stopped with SIGTERM."""
+
+    def __init__(self, *args):
+        self.origin_port = free_port()
+        self.cache = tempfile.mkdtemp(prefix="bridge-py-")
+        command = [str(BINARY), "serve", "--port", "0", "--demo-origin", str(self.origin_port),
+                   "--cache-dir", self.cache, "--web-root", str(ROOT), "--allow-url", "http://127.0.0.1:*", *args]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines = []
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("the broker exited:\n" + "".join(self.lines))
+            self.lines.append(line)
+            match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            if match and "bridge-broker" in line:
+                self.port = int(match.group(1))
+                break
+        else:
+            raise RuntimeError("the broker did not start")
+        self.url = f"ws://127.0.0.1:{self.port}/bridge"
+        self.http = f"http://127.0.0.1:{self.port}"
+        self.origin = f"http://127.0.0.1:{self.origin_port}"
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
