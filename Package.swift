@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "BridgeBroker",
             dependencies: [
-                "BridgeServer", "BridgeCore", "BridgeWebSocket", "BridgeTestOrigin",
+                "BridgeServer", "BridgeCore", "BridgeWebSocket", "BridgeTestOrigin", "BridgeUpstream",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

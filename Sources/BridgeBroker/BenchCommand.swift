@@ -1,7 +1,161 @@
 import ArgumentParser
+import BridgeCore
+import BridgeServer
+import BridgeTestOrigin
+import BridgeUpstream
+import BridgeWebSocket
+import Foundation
 
-/// `bridge-broker bench`: side-by-side benchmarks (see docs/BENCHMARKS.md).
+/// `bridge-broker bench`: side-by-side benchmarks, printed as Markdown tables (docs/BENCHMARKS.md).
 struct BenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench", abstract: "Run the benchmarks and print figures.")
-    func run() async throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Run the benchmarks and print figures.",
+        discussion: "Everything runs in this process on loopback: the broker, a bare libwebsockets echo, a local origin and the clients. Runs alternate between the two sides of each comparison; the tables give medians over the rounds."
+    )
+
+    @Option(help: "Messages per echo run.") var messages = 20_000
+    @Option(help: "Rounds per comparison (medians are reported).") var rounds = 5
+    @Option(help: "Requests per fetch run for 1 KiB bodies (1 MiB runs use a tenth).") var requests = 2_000
+    @Flag(help: "Skip the fetch benchmark.") var skipFetch = false
+    @Flag(help: "Skip the echo benchmark.") var skipEcho = false
+
+    func run() async throws {
+        var configuration = BrokerServerConfiguration()
+        configuration.port = 0
+        configuration.allowURLs = ["http://127.0.0.1:*"]
+        configuration.cacheDirectory = NSTemporaryDirectory() + "bridge-bench-\(getpid())"
+        let server = BrokerServer(configuration: configuration)
+        try server.start()
+        let bare = BareEchoServer()
+        try bare.start()
+        let origin = try await LocalOrigin.start()
+        print("# bridge-broker bench\n")
+        print("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians.\n")
+        if !skipEcho { try await echo(server: server, bare: bare) }
+        if !skipFetch { try await fetch(server: server, origin: origin) }
+        bare.stop()
+        await server.shutdown()
+        await origin.stop()
+        try? FileManager.default.removeItem(atPath: configuration.cacheDirectory)
+    }
+
+    func echo(server: BrokerServer, bare: BareEchoServer) async throws {
+        let body = String(repeating: "x", count: 100)
+        let brokerURL = "ws://127.0.0.1:\(server.port)/bridge"
+        let bareURL = "ws://127.0.0.1:\(bare.listeningPort)/"
+        print("## Echo: broker `echo` handler vs bare libwebsockets echo (100-byte bodies)\n")
+        print("| in flight | bare msg/s | broker msg/s | ratio | bare p50 / p99 µs | broker p50 / p99 µs |")
+        print("|---|---|---|---|---|---|")
+        for inFlight in [1, 64] {
+            var bareRuns: [RoundTripBench.Figures] = []
+            var brokerRuns: [RoundTripBench.Figures] = []
+            for _ in 0..<rounds {
+                bareRuns.append(try await RoundTripBench.run(
+                    url: bareURL, subprotocol: nil, count: messages, warmup: 1000, inFlight: inFlight,
+                    message: { seq in
+                        // The seq in ten ASCII digits, then filler: 100 bytes in all.
+                        let digits = String(seq)
+                        return Array((String(repeating: "0", count: 10 - digits.count) + digits + String(repeating: "x", count: 90)).utf8)
+                    },
+                    sequence: { bytes in
+                        guard bytes.count >= 10 else { return nil }
+                        return bytes[0..<10].reduce(0) { $0 * 10 + Int($1) - 48 }
+                    }))
+                brokerRuns.append(try await RoundTripBench.run(
+                    url: brokerURL, subprotocol: "bridge.v1", count: messages, warmup: 1000, inFlight: inFlight,
+                    message: { seq in Array("{\"type\":\"post\",\"name\":\"echo\",\"id\":\(seq),\"body\":\"\(body)\"}".utf8) },
+                    sequence: replyID))
+            }
+            let b = median(bareRuns), k = median(brokerRuns)
+            print("| \(inFlight) | \(Int(b.messagesPerSecond)) | \(Int(k.messagesPerSecond)) | \(percent(k.messagesPerSecond / b.messagesPerSecond)) | \(Int(b.p50Microseconds)) / \(Int(b.p99Microseconds)) | \(Int(k.p50Microseconds)) / \(Int(k.p99Microseconds)) |")
+        }
+        print("\nTarget: broker ≥ 70% of the bare echo's throughput.\n")
+    }
+
+    func fetch(server: BrokerServer, origin: LocalOrigin) async throws {
+        print("## Fetch from a local origin: through the broker vs direct (AsyncHTTPClient)\n")
+        print("| body | concurrency | direct req/s | broker req/s | ratio | direct MB/s | broker MB/s | direct p50 ms | broker p50 ms |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        let client = try await BridgeClient.connect(url: "ws://127.0.0.1:\(server.port)/bridge")
+        let direct = HTTPUpstreamClient()
+        for (size, label, count) in [(1024, "1 KiB", requests), (1024 * 1024, "1 MiB", max(20, requests / 10))] {
+            let url = origin.url("/bytes/\(size)")
+            for concurrency in [1, 8] {
+                var directRuns: [FetchFigures] = []
+                var brokerRuns: [FetchFigures] = []
+                for _ in 0..<rounds {
+                    directRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) {
+                        let response = try await direct.send(UpstreamRequest(url: url, deadline: .now + .seconds(60)))
+                        var total = 0
+                        while let chunk = try await response.body.next() { total += chunk.count }
+                        guard total == size else { throw BridgeError(.internal, "short body") }
+                    })
+                    brokerRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) {
+                        let reply = try await client.post("fetch", ["url": .string(url), "responseBody": "binary", "progress": false]) { _ in }
+                        guard reply["bodyBytes"]?.intValue == size else { throw BridgeError(.internal, "short body") }
+                    })
+                }
+                let d = FetchFigures.median(directRuns), b = FetchFigures.median(brokerRuns)
+                print("| \(label) | \(concurrency) | \(Int(d.requestsPerSecond)) | \(Int(b.requestsPerSecond)) | \(percent(b.requestsPerSecond / d.requestsPerSecond)) | \(format(d.megabytesPerSecond)) | \(format(b.megabytesPerSecond)) | \(format(d.p50Milliseconds)) | \(format(b.p50Milliseconds)) |")
+            }
+        }
+        print("\nTarget: 1 MiB fetch throughput through the broker ≥ 50% of direct.\n")
+        client.close()
+        await direct.shutdown()
+    }
+
+    func median(_ runs: [RoundTripBench.Figures]) -> RoundTripBench.Figures {
+        func mid(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return RoundTripBench.Figures(messagesPerSecond: mid(runs.map(\.messagesPerSecond)), p50Microseconds: mid(runs.map(\.p50Microseconds)),
+                                      p99Microseconds: mid(runs.map(\.p99Microseconds)))
+    }
+}
+
+func percent(_ ratio: Double) -> String { "\(Int((ratio * 100).rounded()))%" }
+func format(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.0f", value) }
+
+/// Figures of one fetch run.
+struct FetchFigures {
+    var requestsPerSecond: Double
+    var megabytesPerSecond: Double
+    var p50Milliseconds: Double
+
+    /// Runs `count` requests with `concurrency` workers.
+    static func measure(count: Int, concurrency: Int, size: Int, request: @escaping @Sendable () async throws -> Void) async throws -> FetchFigures {
+        let next = Counter()
+        let started = ContinuousClock.now
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var mine: [Double] = []
+                    while next.take() < count {
+                        let begin = ContinuousClock.now
+                        try await request()
+                        let elapsed = ContinuousClock.now - begin
+                        mine.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return FetchFigures(requestsPerSecond: Double(count) / seconds, megabytesPerSecond: Double(count * size) / seconds / 1e6,
+                            p50Milliseconds: latencies.sorted()[latencies.count / 2])
+    }
+
+    static func median(_ runs: [FetchFigures]) -> FetchFigures {
+        func mid(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return FetchFigures(requestsPerSecond: mid(runs.map(\.requestsPerSecond)), megabytesPerSecond: mid(runs.map(\.megabytesPerSecond)),
+                            p50Milliseconds: mid(runs.map(\.p50Milliseconds)))
+    }
+}
+
+/// A shared counter that hands out request numbers.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func take() -> Int { lock.withLock { defer { value += 1 }; return value } }
 }

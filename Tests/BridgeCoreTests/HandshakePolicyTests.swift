@@ -25,5 +25,7 @@ import Testing
         #expect((try? off.check(path: "/other", origin: nil, query: nil, authorization: nil).get()) == nil)
         let on = HandshakePolicy(host: "127.0.0.1", port: 1, allowedOrigins: ["*"], token: nil, diagnosticEcho: true)
         #expect(on.check(path: "/echo", origin: "https://any.example", query: nil, authorization: nil) == .success(.echo))
+        #expect(on.check(path: "/", origin: nil, query: nil, authorization: nil) == .success(.echo))
+        #expect((try? off.check(path: "/", origin: nil, query: nil, authorization: nil).get()) == nil)
     }
 }

@@ -16,7 +16,7 @@ public struct HandshakePolicy: Sendable {
     public var allowedOrigins: Set<String>
     /// The token a client must present, if any.
     public var token: String?
-    /// Whether `/echo` is served.
+    /// Whether the diagnostic echo is served at `/echo` (and `/` for conformance suites).
     public var diagnosticEcho: Bool
 
     /// Creates a policy for a broker listening on `host:port`.
@@ -40,7 +40,8 @@ public struct HandshakePolicy: Sendable {
         let endpoint: Endpoint
         switch path {
         case "/bridge", "/bridge/": endpoint = .bridge
-        case "/echo" where diagnosticEcho: endpoint = .echo
+        // Conformance suites (Autobahn's fuzzing client) connect to "/".
+        case "/echo", "/" where diagnosticEcho: endpoint = .echo
         default: return .failure(HandshakeRefusal("no WebSocket endpoint at \(path)"))
         }
         if let origin {
