@@ -18,6 +18,8 @@ import Synchronization
 /// - `/echo` (any method): JSON with the method, path, headers, body length and FNV-1a hash.
 /// - `/gzip`: a gzip-encoded text body.
 /// - `/count`: JSON of request counts by path.
+/// - `/cached?cc=&etag=&lm=&vary=&size=`: Cache-Control, ETag, Last-Modified, Vary and 304s
+///   for cache tests (see `OriginHandler+Cache.swift`).
 /// Every response gets `latency` of delay first.
 public final class LocalOrigin: Sendable {
     /// The port it listens on.
