@@ -13,7 +13,7 @@ public struct SQLiteCacheStoreConfiguration: Sendable {
     /// An entry larger than 1/`entryFraction` of a tier's capacity is not kept in that tier.
     public var entryFraction = 8
     /// Bodies up to this size are stored inline as blobs; larger ones as files (see BENCHMARKS.md).
-    public var inlineThreshold = 64 * 1024
+    public var inlineThreshold = 256 * 1024
     /// The size of the chunks a file body is read in.
     public var readChunkBytes = 256 * 1024
     /// Limits the database to this many pages: a way for tests to make the disk "full".

@@ -51,7 +51,7 @@ func configuration(_ directory: TemporaryDirectory, disk: Int = 64 << 20, memory
 }
 
 struct SQLiteCacheStoreTests {
-    @Test(arguments: [0, 100, 64 * 1024, 64 * 1024 + 1, 3 * 1024 * 1024])
+    @Test(arguments: [0, 100, 256 * 1024, 256 * 1024 + 1, 3 * 1024 * 1024])
     func roundTripKeepsMetadataAndBody(size: Int) async throws {
         let directory = TemporaryDirectory()
         let cache = SQLiteCacheStore(configuration: configuration(directory))
@@ -62,7 +62,7 @@ struct SQLiteCacheStoreTests {
         #expect(found.responseTime == original.responseTime)
         #expect(try await read(cache, "https://a.test/x") == pattern(size))
         let spilled = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/bodies")
-        #expect(spilled.count == (size > 64 * 1024 ? 1 : 0))
+        #expect(spilled.count == (size > 256 * 1024 ? 1 : 0))
         #expect(try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName).journalMode() == "wal")
     }
 
@@ -71,13 +71,13 @@ struct SQLiteCacheStoreTests {
         do {
             let cache = SQLiteCacheStore(configuration: configuration(directory))
             #expect(await store(cache, entry("https://a.test/small"), pattern(10)))
-            #expect(await store(cache, entry("https://a.test/large"), pattern(200_000)))
+            #expect(await store(cache, entry("https://a.test/large"), pattern(300_000)))
         }
         let reopened = SQLiteCacheStore(configuration: configuration(directory))
         #expect(try await read(reopened, "https://a.test/small") == pattern(10))
-        #expect(try await read(reopened, "https://a.test/large") == pattern(200_000))
+        #expect(try await read(reopened, "https://a.test/large") == pattern(300_000))
         let stats = await reopened.stats()
-        #expect(stats.diskEntries == 2 && stats.diskBytes == 200_010 && stats.disabledReason == nil)
+        #expect(stats.diskEntries == 2 && stats.diskBytes == 300_010 && stats.disabledReason == nil)
     }
 
     @Test func leastRecentlyUsedEntriesAreEvictedByBytes() async throws {
@@ -111,7 +111,7 @@ struct SQLiteCacheStoreTests {
         let cache = SQLiteCacheStore(configuration: configuration(directory))
         let url = "https://a.test/v"
         for (language, seed) in [("en", 1), ("fr", 2), ("en", 3)] {
-            #expect(await store(cache, entry(url, vary: ["vary": "Accept-Language"], request: ["accept-language": language]), pattern(100_000, seed: seed)))
+            #expect(await store(cache, entry(url, vary: ["vary": "Accept-Language"], request: ["accept-language": language]), pattern(300_000, seed: seed)))
         }
         let variants = await cache.entries(for: url)
         #expect(variants.count == 2)
@@ -122,7 +122,7 @@ struct SQLiteCacheStoreTests {
         let directory = TemporaryDirectory()
         let cache = SQLiteCacheStore(configuration: configuration(directory))
         await store(cache, entry("https://a.test/1", time: 100), pattern(10))
-        await store(cache, entry("https://a.test/2", time: 200), pattern(100_000))
+        await store(cache, entry("https://a.test/2", time: 200), pattern(300_000))
         await store(cache, entry("https://b.test/1", time: 300), pattern(10))
         await store(cache, entry("https://c.test/1", time: 400), pattern(10))
         #expect(await cache.clear(.prefix("https://a.test/")) == 2)
