@@ -23,6 +23,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("deny-url"), help: "Refuse upstream URLs matching this glob (repeatable).") var denyURLs: [String] = []
     @Option(name: .customLong("cache-dir"), help: "Directory for the broker's files (default: $XDG_CACHE_HOME/bridge-broker).")
     var cacheDirectory: String?
+    @Option(name: .customLong("memory-capacity"), help: "Bytes of response bodies the HTTP cache keeps in memory.")
+    var memoryCapacity = 64 * 1024 * 1024
+    @Option(name: .customLong("disk-capacity"), help: "Bytes of response bodies the HTTP cache keeps on disk; an entry over 1/8 of it is not stored.")
+    var diskCapacity = 1024 * 1024 * 1024
     @Option(name: .customLong("web-root"), help: "Directory holding bridge-js/ and examples/ (default: found from the working directory).")
     var webRoot: String?
     @Option(name: .customLong("max-message-bytes"), help: "Largest message a client may send.") var maxMessageBytes = 16 * 1024 * 1024
@@ -38,6 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
         guard maxInFlight >= 1 else { throw ValidationError("--max-in-flight must be at least 1") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard memoryCapacity >= 0, diskCapacity >= 0 else { throw ValidationError("capacities must not be negative") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard demoOrigin.map({ (1...65535).contains($0) }) ?? true else { throw ValidationError("--demo-origin must be 1 to 65535") }
         guard demoLatency >= 0 else { throw ValidationError("--demo-latency must not be negative") }
@@ -55,6 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.denyURLs = denyURLs
         if let cacheDirectory { configuration.cacheDirectory = cacheDirectory }
         configuration.webRoot = webRoot
+        configuration.memoryCapacity = memoryCapacity
+        configuration.diskCapacity = diskCapacity
         configuration.diagnosticEcho = diagnosticEcho
         configuration.broker.maxMessageBytes = maxMessageBytes
         configuration.broker.maxInFlight = maxInFlight

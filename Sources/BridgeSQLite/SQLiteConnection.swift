@@ -53,6 +53,9 @@ public final class SQLiteConnection {
         }
     }
 
+    /// The rowid of the last row inserted on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// The journal mode in effect (`wal` once opened).
     public func journalMode() throws -> String {
         let statement = try prepare("PRAGMA journal_mode")

@@ -18,7 +18,7 @@ public final class SQLiteStatement {
     deinit { sqlite3_finalize(handle) }
 
     /// A value to bind to a parameter.
-    public enum Value {
+    public enum Value: Sendable {
         case null
         case integer(Int64)
         case double(Double)
@@ -61,6 +61,17 @@ public final class SQLiteStatement {
     public func run() throws {
         while try step() {}
     }
+
+    /// Resets the statement so it holds no read snapshot; call after the last `step()`.
+    public func reset() {
+        sqlite3_reset(handle)
+    }
+
+    /// The double in column `index` of the current row.
+    public func double(at index: Int32) -> Double { sqlite3_column_double(handle, index) }
+
+    /// Whether column `index` of the current row is NULL.
+    public func isNull(at index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
 
     /// The integer in column `index` of the current row.
     public func int(at index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }

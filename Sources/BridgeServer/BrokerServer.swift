@@ -27,14 +27,26 @@ public final class BrokerServer: Sendable {
     let logger: Logger
     let upstream: HTTPUpstreamClient
     let webSocket: WebSocketServer
+    /// The HTTP cache every fetch goes through.
+    public let cache: HTTPCache
 
-    /// Creates the server with the `echo` and `fetch` handlers registered.
+    /// Creates the server with the `echo`, `fetch`, `cache.stats` and `cache.clear` handlers
+    /// registered, and opens the HTTP cache in the cache directory (a cache that cannot open is
+    /// disabled and logged; the broker then serves uncached).
     public init(configuration: BrokerServerConfiguration, logger: Logger = Logger(label: "bridge-broker")) {
         self.configuration = configuration
         self.logger = logger
         broker = Broker(configuration: configuration.broker, logger: logger)
         upstream = HTTPUpstreamClient(logger: logger)
-        broker.register("fetch", FetchHandler(upstream: upstream, rules: URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs)))
+        var storeConfiguration = SQLiteCacheStoreConfiguration(directory: configuration.cacheDirectory)
+        storeConfiguration.memoryCapacity = configuration.memoryCapacity
+        storeConfiguration.diskCapacity = configuration.diskCapacity
+        let store = SQLiteCacheStore(configuration: storeConfiguration) { [logger] message in logger.error("\(message)") }
+        cache = HTTPCache(store: store, upstream: upstream, logger: logger)
+        let rules = URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs)
+        broker.register("fetch", FetchHandler(upstream: upstream, rules: rules, cache: cache))
+        broker.register("cache.stats", CacheStatsHandler(cache: cache))
+        broker.register("cache.clear", CacheClearHandler(cache: cache))
         var socket = WebSocketServerConfiguration()
         socket.host = configuration.host
         socket.port = configuration.port
@@ -56,12 +68,6 @@ public final class BrokerServer: Sendable {
         guard Self.isLoopback(configuration.host) || ProcessInfo.processInfo.environment["BRIDGE_BROKER_ALLOW_NON_LOOPBACK"] == "1" else {
             throw WebSocketServerError(description: "\(configuration.host) is not a loopback address; the broker listens on loopback only")
         }
-        do {
-            _ = try BrokerDatabase.open(in: configuration.cacheDirectory)
-        } catch {
-            // The broker still serves without its files; the cache reports itself disabled.
-            logger.error("cannot open the broker database in \(configuration.cacheDirectory): \(error)")
-        }
         if webSocket.configuration.webRoot == nil {
             logger.warning("no bridge-js/bridge.js found: /bridge.js and /examples/ will answer 404 (use --web-root)")
         }
@@ -71,6 +77,7 @@ public final class BrokerServer: Sendable {
     /// Closes every connection with 1001, cancels work in flight and releases upstream connections.
     public func shutdown() async {
         webSocket.shutdown()
+        await cache.waitForBackgroundWork()
         await upstream.shutdown()
     }
 

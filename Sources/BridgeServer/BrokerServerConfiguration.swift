@@ -17,6 +17,11 @@ public struct BrokerServerConfiguration: Sendable {
     public var denyURLs: [String] = []
     /// The directory for the broker's files (its SQLite database).
     public var cacheDirectory = BrokerServerConfiguration.defaultCacheDirectory
+    /// Bytes of response bodies the HTTP cache keeps in memory (`--memory-capacity`).
+    public var memoryCapacity = 64 * 1024 * 1024
+    /// Bytes of response bodies the HTTP cache keeps on disk (`--disk-capacity`); an entry over
+    /// 1/8 of it is not stored.
+    public var diskCapacity = 1024 * 1024 * 1024
     /// The directory holding `bridge-js/` and `examples/`; nil finds the project's own.
     public var webRoot: String?
     /// Serve the diagnostic `/echo` WebSocket endpoint.

@@ -19,6 +19,8 @@ import Synchronization
 /// - `/multipart` (POST): the multipart/form-data fields and files it parsed, as JSON.
 /// - `/gzip`: a gzip-encoded text body.
 /// - `/count`: JSON of request counts by path.
+/// - `/cached?cc=&etag=&lm=&vary=&size=`: Cache-Control, ETag, Last-Modified, Vary and 304s
+///   for cache tests (see `OriginHandler+Cache.swift`).
 /// Every response gets `latency` of delay first.
 public final class LocalOrigin: Sendable {
     /// The port it listens on.

@@ -84,6 +84,8 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             send(context, status: .ok, type: "application/json", body: Multipart.describe(parts), head: request.head)
         case "gzip":
             send(context, status: .ok, type: "text/plain", body: OriginRequest.gzipHello, head: request.head, extra: [("Content-Encoding", "gzip")])
+        case "cached":
+            respondCached(context, to: request)
         case "count":
             let counts = self.counts.value.withLock { $0 }
             let json = "{" + counts.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"

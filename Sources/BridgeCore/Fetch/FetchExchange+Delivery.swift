@@ -1,14 +1,12 @@
 import Foundation
 
 extension FetchExchange {
-    /// The `Cache-Status` member the broker adds while it has no cache.
-    static let cacheStatus = "bridge-broker; fwd=bypass"
-
     /// Sends the `response` event, the body as the request asked, and builds the reply.
-    func deliver(_ response: UpstreamResponse, url: String, method: String, redirected: Bool) async throws -> JSONValue {
-        var headers = response.headers
-        headers.add("cache-status", Self.cacheStatus)
-        let cache: JSONValue = ["status": "bypass"]
+    func deliver(_ exchange: CachedExchange, url: String, method: String, redirected: Bool) async throws -> JSONValue {
+        let response = exchange.response
+        let headers = response.headers
+        var cache: JSONValue = ["status": .string(exchange.status.rawValue)]
+        if let age = exchange.age { cache = ["status": .string(exchange.status.rawValue), "age": .integer(age)] }
         let head: [(key: String, value: JSONValue)] = [
             ("url", .string(url)), ("status", .integer(response.status)), ("statusText", .string(response.statusText)),
             ("headers", headers.json), ("redirected", .bool(redirected)), ("cache", cache),
@@ -17,7 +15,7 @@ extension FetchExchange {
 
         let noBody = method == "HEAD" || [204, 304].contains(response.status) || (100..<200).contains(response.status)
         let mode = noBody ? ResponseBodyMode.none : (request.responseBody ?? Self.defaultMode(for: headers["content-type"]))
-        let total = response.body.decoded ? nil : headers["content-length"].flatMap { Int($0.trimmingSpaces) }
+        let total = response.body.length ?? (response.body.decoded ? nil : headers["content-length"].flatMap { Int($0.trimmingSpaces) })
         if let group = request.group, let groupToken {
             call.connection.groups.update(group: group, token: groupToken, loaded: 0, total: total)
         }

@@ -24,13 +24,14 @@ struct FetchExchange: Sendable {
                 url: url, method: method, headers: headers, body: try upstreamBody(body), deadline: deadline,
                 addressAllowed: { address in anyAddress || (IPAddress(address)?.isPublic ?? false) }
             )
-            let response = try await handler.upstream.send(upstreamRequest)
+            let exchange = try await handler.exchange(upstreamRequest, mode: request.cache)
+            let response = exchange.response
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else {
-                return try await deliver(response, url: url, method: method, redirected: redirected)
+                return try await deliver(exchange, url: url, method: method, redirected: redirected)
             }
             switch request.redirect {
             case .manual:
-                return try await deliver(response, url: url, method: method, redirected: redirected)
+                return try await deliver(exchange, url: url, method: method, redirected: redirected)
             case .error:
                 throw BridgeError(.network, "\(url) redirected to \(location) and redirect mode is \"error\"")
             case .follow:

@@ -6,23 +6,23 @@ public struct FetchHandler: BridgeHandler {
     public let upstream: any UpstreamClient
     /// The URL rules every hop must pass.
     public let rules: URLRules
+    /// The HTTP cache every hop goes through; nil sends every hop upstream (`bypass`).
+    public let cache: HTTPCache?
 
     /// The most redirects `follow` takes.
     public static let maxRedirects = 20
     /// The interval below which progress events are coalesced.
     public static let progressInterval: Duration = .milliseconds(50)
 
-    /// Creates the handler.
-    public init(upstream: any UpstreamClient, rules: URLRules) {
+    /// Creates the handler; with a `cache`, hops go through it (it wraps `upstream` itself).
+    public init(upstream: any UpstreamClient, rules: URLRules, cache: HTTPCache? = nil) {
         self.upstream = upstream
         self.rules = rules
+        self.cache = cache
     }
 
     public func handle(_ call: HandlerCall) async throws -> JSONValue {
         let request = try FetchRequest(json: call.body)
-        if request.cache == .onlyIfCached {
-            throw BridgeError(.notCached, "only-if-cached: \(request.url) is not in the cache")
-        }
         let groupToken = request.group.map { call.connection.groups.start(group: $0) }
         defer {
             if let group = request.group, let groupToken { call.connection.groups.finish(group: group, token: groupToken) }
@@ -31,6 +31,22 @@ public struct FetchHandler: BridgeHandler {
         return try await withDeadline(request.timeout, message: "\(request.url) took longer than \(request.timeout)") {
             try await exchange.run()
         }
+    }
+}
+
+extension FetchHandler {
+    /// The `Cache-Status` member of a hop sent without a cache.
+    static let bypassCacheStatus = "bridge-broker; fwd=bypass"
+
+    /// Performs one hop: through the cache when there is one, else straight upstream.
+    func exchange(_ request: UpstreamRequest, mode: CacheMode) async throws -> CachedExchange {
+        if let cache { return try await cache.send(request, mode: mode) }
+        if mode == .onlyIfCached {
+            throw BridgeError(.notCached, "only-if-cached: \(request.url) is not in the cache (the broker runs without one)")
+        }
+        var response = try await upstream.send(request)
+        response.headers.add("cache-status", Self.bypassCacheStatus)
+        return CachedExchange(response: response, status: .bypass)
     }
 }
 

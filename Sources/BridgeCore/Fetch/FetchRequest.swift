@@ -1,7 +1,18 @@
 import Foundation
 
-/// The Fetch standard's cache mode of a request.
-public enum CacheMode: String, Sendable, CaseIterable {
+/// The Fetch standard's cache mode of a request (https://fetch.spec.whatwg.org/#concept-request-cache-mode).
+///
+/// What each mode does in `CachePlanner` (reads / network / writes):
+/// - `default`: use a fresh stored response; validate a stale one (or serve it within
+///   `stale-while-revalidate`, revalidating in the background); store the network response.
+///   A request carrying its own precondition headers is treated as `no-store`.
+/// - `noStore`: never read, never write; adds `Pragma: no-cache` and `Cache-Control: no-cache`.
+/// - `reload`: never read, but write; adds the same two headers.
+/// - `noCache`: always validate a stored response (conditional request), write the result;
+///   adds `Cache-Control: max-age=0` (fresh `immutable` responses are exempt — see `CachePlanner`).
+/// - `forceCache`: use any stored response, stale or not, without validation; else fetch and write.
+/// - `onlyIfCached`: like `forceCache` but never the network: no stored response → `notCached`.
+public enum CacheMode: String, Sendable, Hashable, CaseIterable {
     case `default`, noStore = "no-store", reload, noCache = "no-cache", forceCache = "force-cache", onlyIfCached = "only-if-cached"
 
     /// Parses a Fetch mode name or one of Apple's `URLRequest.CachePolicy` names.

@@ -77,11 +77,14 @@ public struct UpstreamResponseBody: Sendable {
     public let next: @Sendable () async throws -> [UInt8]?
     /// Whether `Content-Encoding` was decoded, so Content-Length does not count these bytes.
     public let decoded: Bool
+    /// The exact byte count of `next`'s chunks when known (a stored body), else nil.
+    public let length: Int?
 
     /// Creates a body from a pull function.
-    public init(decoded: Bool = false, next: @escaping @Sendable () async throws -> [UInt8]?) {
+    public init(decoded: Bool = false, length: Int? = nil, next: @escaping @Sendable () async throws -> [UInt8]?) {
         self.next = next
         self.decoded = decoded
+        self.length = length
     }
 
     /// An empty body.

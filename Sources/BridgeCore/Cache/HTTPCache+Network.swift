@@ -1,0 +1,135 @@
+import Synchronization
+
+extension HTTPCache {
+    /// Sends `plan`'s request upstream, decides on the answer and applies the cache writes.
+    func network(
+        _ plan: CachePlan, request: UpstreamRequest, cacheRequest: CacheRequest, mode: CacheMode,
+        leader: CollapsingLeader?, attempt: Int
+    ) async throws -> CachedExchange {
+        defer { leader?.finishUnlessHandedOver() }
+        var forwarded = request
+        forwarded.headers = request.headers.appending(plan.upstreamHeaders)
+        if plan.sendsConditionalRequest { counters.withLock { $0.revalidations += 1 } }
+        let requestTime = clock.now()
+        var response: UpstreamResponse?
+        var failure: BridgeError?
+        do {
+            response = try await upstream.send(forwarded)
+        } catch let error as BridgeError where error.code == .network || error.code == .timeout {
+            failure = error
+        }
+        let outcome: NetworkOutcome = response.map { .response(status: $0.status, headers: $0.headers) } ?? .failure
+        let decision = planner.decide(
+            plan: plan, request: cacheRequest, outcome: outcome, requestTime: requestTime, responseTime: clock.now())
+        for key in decision.invalidate { await store.removeAll(for: key) }
+        switch decision.source {
+        case .networkError:
+            throw failure ?? BridgeError(.network, "\(request.url): no response")
+        case .retryUnconditionally:
+            return try await send(request, mode: .reload, attempt: attempt + 1)
+        case .stored(let entry):
+            await apply(decision.write)
+            guard let body = await store.body(of: entry) else {
+                // A 304 for an entry evicted meanwhile has no body to serve: ask again in full.
+                return try await send(request, mode: .reload, attempt: attempt + 1)
+            }
+            if decision.status != .revalidated { counters.withLock { $0.hits += 1 } }
+            let age = decision.headers.first("age").flatMap { Int($0) }
+            return Self.storedExchange(entry, headers: decision.headers, status: decision.status, age: age, body: body)
+        case .network:
+            guard var served = response else { throw failure ?? BridgeError(.network, "\(request.url): no response") }
+            if decision.status == .miss { counters.withLock { $0.misses += 1 } }
+            served.headers = decision.headers
+            if case .store(let entry) = decision.write {
+                let length = served.body.decoded ? nil : served.headers.first("content-length").flatMap { Int($0) }
+                if let writer = await store.makeWriter(for: entry, expectedLength: length) {
+                    let tee = TeeBody(source: served.body, writer: writer, leader: leader, writes: writes)
+                    leader?.handOver()
+                    served.body = UpstreamResponseBody(decoded: served.body.decoded, length: served.body.length) {
+                        try await tee.next()
+                    }
+                }
+            } else {
+                await apply(decision.write)
+            }
+            return CachedExchange(response: served, status: decision.status)
+        }
+    }
+
+    /// Performs a metadata write (update or removal); stores go through `TeeBody`.
+    func apply(_ write: CacheWrite) async {
+        switch write {
+        case .none, .store: break
+        case .update(let entry): await store.update(entry)
+        case .remove(let entry): await store.remove(entry)
+        }
+    }
+}
+
+/// A response body that is also written to the cache as it is read.
+///
+/// The entry is committed only when the upstream body ended normally; an upstream error, a
+/// reader that stops early (client cancel, too large) or a store that gives up discards it,
+/// so a torn body is never stored.
+final class TeeBody: Sendable {
+    enum Phase { case writing, done }
+
+    let source: UpstreamResponseBody
+    let writer: any CacheEntryWriter
+    let leader: CollapsingLeader?
+    let writes: BackgroundTasks
+    private let phase = Mutex(Phase.writing)
+
+    init(source: UpstreamResponseBody, writer: any CacheEntryWriter, leader: CollapsingLeader?, writes: BackgroundTasks) {
+        self.source = source
+        self.writer = writer
+        self.leader = leader
+        self.writes = writes
+    }
+
+    func next() async throws -> [UInt8]? {
+        let chunk: [UInt8]?
+        do {
+            chunk = try await source.next()
+        } catch {
+            await end(commit: false)
+            throw error
+        }
+        guard let chunk else {
+            await end(commit: true)
+            return nil
+        }
+        if phase.withLock({ $0 == .writing }), !(await writer.write(chunk)) {
+            await end(commit: false)
+        }
+        return chunk
+    }
+
+    private func end(commit: Bool) async {
+        let wasWriting = phase.withLock { phase in
+            defer { phase = .done }
+            return phase == .writing
+        }
+        guard wasWriting, commit else {
+            if wasWriting { await writer.discard() }
+            leader?.finish()
+            return
+        }
+        // The client has its last byte already; the commit (and the requests collapsed behind
+        // this one) must not make it wait.
+        let (writer, leader) = (self.writer, self.leader)
+        writes.start {
+            _ = await writer.commit()
+            leader?.finish()
+        }
+    }
+
+    deinit {
+        // Dropped before the end (client cancelled, body too large): discard the partial entry.
+        if phase.withLock({ $0 == .writing }) {
+            let writer = self.writer
+            writes.start { await writer.discard() }
+            leader?.finish()
+        }
+    }
+}

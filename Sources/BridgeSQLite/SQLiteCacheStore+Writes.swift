@@ -1,0 +1,157 @@
+import BridgeCore
+import Foundation
+
+extension SQLiteCacheStore {
+    /// Whether writes are possible now; a full disk is retried after `fullDiskRetry`.
+    var acceptsWrites: Bool {
+        health.withLock { health in
+            guard health.disabled == nil else { return false }
+            if health.writesDisabled != nil, Date().timeIntervalSince(health.writesDisabledAt) > Self.fullDiskRetry {
+                health.writesDisabled = nil
+            }
+            return health.writesDisabled == nil
+        }
+    }
+
+    public func makeWriter(for entry: CachedResponse, expectedLength: Int?) async -> (any CacheEntryWriter)? {
+        guard writer != nil, acceptsWrites else { return nil }
+        if let expectedLength, expectedLength > maximumEntryBytes { return nil }
+        return SQLiteEntryWriter(store: self, entry: entry)
+    }
+
+    /// Inserts a complete entry, deletes the variants it replaces and evicts beyond the capacity,
+    /// in one transaction. `file` names a complete body file, `inline` holds a small body.
+    func insert(_ entry: CachedResponse, inline: [UInt8]?, file: String?, size: Int) async -> Bool {
+        guard let writer else { return false }
+        let capacity = configuration.diskCapacity
+        let access = health.withLock { health in
+            defer { health.nextAccess += 1 }
+            return health.nextAccess
+        }
+        do {
+            let outcome = try await writer.run { connection in
+                try connection.transaction { () throws -> (removed: [(Int64, String?)], evicted: Int, entries: Int, bytes: Int) in
+                    let existing = try connection.query(
+                        "SELECT id, vary, file FROM cache_entries WHERE url = ?", [.text(entry.url)]
+                    ) { ($0.int(at: 0), $0.string(at: 1).flatMap(CacheEntryCoding.decodeVaryKey), $0.string(at: 2)) }
+                    var removed: [(Int64, String?)] = []
+                    for (id, vary, file) in existing {
+                        let old = CachedResponse(
+                            url: entry.url, status: 0, headers: HeaderList(), varyKey: vary ?? entry.varyKey,
+                            requestTime: 0, responseTime: 0)
+                        guard entry.replaces(old) else { continue }
+                        try connection.run("DELETE FROM cache_entries WHERE id = ?", [.integer(id)])
+                        removed.append((id, file))
+                    }
+                    try connection.run(
+                        """
+                        INSERT INTO cache_entries (url, vary, status, headers, request_time, response_time, size, file, accessed)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                        [.text(entry.url), .text(CacheEntryCoding.encode(entry.varyKey)), .integer(Int64(entry.status)),
+                         .text(CacheEntryCoding.encode(entry.headers)), .double(entry.requestTime),
+                         .double(entry.responseTime), .integer(Int64(size)), file.map { .text($0) } ?? .null,
+                         .integer(access)])
+                    let id = connection.lastInsertRowID
+                    if let inline { try connection.run("INSERT INTO cache_bodies (id, body) VALUES (?, ?)", [.integer(id), .blob(inline)]) }
+                    var evicted = 0
+                    while let bytes = try Self.totals(connection).bytes as Int?, bytes > capacity {
+                        let oldest = try connection.query(
+                            "SELECT id, file FROM cache_entries WHERE id != ? ORDER BY accessed LIMIT 32", [.integer(id)]
+                        ) { ($0.int(at: 0), $0.string(at: 1)) }
+                        guard !oldest.isEmpty else { break }
+                        for (victim, file) in oldest {
+                            try connection.run("DELETE FROM cache_entries WHERE id = ?", [.integer(victim)])
+                            removed.append((victim, file))
+                            evicted += 1
+                            if try Self.totals(connection).bytes <= capacity { break }
+                        }
+                    }
+                    let totals = try Self.totals(connection)
+                    return (removed, evicted, totals.entries, totals.bytes)
+                }
+            }
+            forget(outcome.removed)
+            health.withLock { health in
+                (health.entries, health.bytes) = (outcome.entries, outcome.bytes)
+                health.evictions += outcome.evicted
+            }
+            return true
+        } catch {
+            if let file { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + file) }
+            failed(error, while: "storing \(entry.url)")
+            return false
+        }
+    }
+
+    static func totals(_ connection: SerialConnection) throws -> (entries: Int, bytes: Int) {
+        try connection.query("SELECT entries, bytes FROM cache_totals") { (Int($0.int(at: 0)), Int($0.int(at: 1))) }.first ?? (0, 0)
+    }
+
+    /// Drops deleted entries from the memory tier and deletes their body files.
+    func forget(_ removed: [(Int64, String?)]) {
+        memory.withLock { tier in for (id, _) in removed { tier.remove(id) } }
+        for case (_, let file?) in removed { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + file) }
+    }
+
+    public func update(_ entry: CachedResponse) async {
+        guard let writer, let id = Int64(entry.id), acceptsWrites else { return }
+        // Not awaited by design: a freshening may land a little later; a slow write never delays the reply.
+        writer.enqueue { connection in
+            do {
+                try connection.run(
+                    "UPDATE cache_entries SET headers = ?, vary = ?, request_time = ?, response_time = ? WHERE id = ?",
+                    [.text(CacheEntryCoding.encode(entry.headers)), .text(CacheEntryCoding.encode(entry.varyKey)),
+                     .double(entry.requestTime), .double(entry.responseTime), .integer(id)])
+            } catch {
+                self.failed(error, while: "updating \(entry.url)")
+            }
+        }
+    }
+
+    public func remove(_ entry: CachedResponse) async {
+        guard let id = Int64(entry.id) else { return }
+        await delete(where: "id = ?", [.integer(id)], what: entry.url)
+    }
+
+    public func removeAll(for key: String) async {
+        await delete(where: "url = ?", [.text(key)], what: key)
+    }
+
+    public func clear(_ scope: CacheClearScope) async -> Int {
+        let removed: Int
+        switch scope {
+        case .all: removed = await delete(where: "1", [], what: "everything")
+        case .prefix(let prefix):
+            removed = await delete(where: "substr(url, 1, length(?1)) = ?1", [.text(prefix)], what: "URLs under \(prefix)")
+        case .modifiedSince(let time):
+            removed = await delete(where: "response_time >= ?", [.double(time)], what: "entries since \(time)")
+        }
+        // Clearing frees space: let writes try again at once.
+        health.withLock { $0.writesDisabled = nil }
+        return removed
+    }
+
+    /// Deletes the entries matching a condition; returns how many.
+    @discardableResult
+    func delete(where condition: String, _ values: [SQLiteStatement.Value], what: String) async -> Int {
+        guard let writer, disabledReason == nil else { return 0 }
+        do {
+            let outcome = try await writer.run { connection in
+                try connection.transaction {
+                    let doomed = try connection.query("SELECT id, file FROM cache_entries WHERE \(condition)", values) {
+                        ($0.int(at: 0), $0.string(at: 1))
+                    }
+                    try connection.run("DELETE FROM cache_entries WHERE \(condition)", values)
+                    return (doomed, try Self.totals(connection))
+                }
+            }
+            forget(outcome.0)
+            health.withLock { health in (health.entries, health.bytes) = (outcome.1.entries, outcome.1.bytes) }
+            return outcome.0.count
+        } catch {
+            failed(error, while: "deleting \(what)")
+            return 0
+        }
+    }
+}

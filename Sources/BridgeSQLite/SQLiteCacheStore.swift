@@ -1,0 +1,271 @@
+import BridgeCore
+import Foundation
+import Synchronization
+
+/// How a `SQLiteCacheStore` sizes itself.
+public struct SQLiteCacheStoreConfiguration: Sendable {
+    /// The cache directory: the database file and the `bodies/` directory go here.
+    public var directory: String
+    /// Bytes of bodies kept in the memory tier (like `URLCache.memoryCapacity`).
+    public var memoryCapacity = 64 * 1024 * 1024
+    /// Bytes of bodies kept on disk (like `URLCache.diskCapacity`); LRU entries are evicted beyond.
+    public var diskCapacity = 1024 * 1024 * 1024
+    /// An entry larger than 1/`entryFraction` of a tier's capacity is not kept in that tier.
+    public var entryFraction = 8
+    /// Bodies up to this size are stored inline as blobs; larger ones as files (see BENCHMARKS.md).
+    public var inlineThreshold = 256 * 1024
+    /// The size of the chunks a file body is read in.
+    public var readChunkBytes = 256 * 1024
+    /// Limits the database to this many pages: a way for tests to make the disk "full".
+    public var maxPageCount: Int?
+
+    /// Creates a configuration for `directory` with the default capacities.
+    public init(directory: String) { self.directory = directory }
+}
+
+/// The broker's `CacheStore`: SQLite in WAL mode under the cache directory, with a memory tier.
+///
+/// - Small bodies (up to `inlineThreshold`) are blobs; larger ones are files in `bodies/`,
+///   written while they stream and referenced by a row only once complete, so a process killed
+///   mid-write leaves no entry (and an unreferenced file, swept at the next start).
+/// - One writer connection and one reader connection, each owned by its own serial queue: in WAL
+///   mode reads proceed while a slow write runs. LRU touches are batched and never awaited.
+/// - Entries over 1/`entryFraction` of the disk capacity are not stored; past the capacity the
+///   least recently used entries are evicted, by bytes.
+/// - A database that cannot be opened (corrupt, unreadable) disables the store: it acts empty,
+///   logs once and says why in `stats()`. A full disk stops writes only, and writes resume after
+///   `clear` or a minute later.
+public final class SQLiteCacheStore: CacheStore {
+    struct Health {
+        var disabled: String?
+        var writesDisabled: String?
+        var writesDisabledAt: Date = .distantPast
+        var entries = 0
+        var bytes = 0
+        var evictions = 0
+        var nextAccess: Int64 = 0
+        var pendingTouches: [Int64: Int64] = [:]
+    }
+
+    /// The configuration in force.
+    public let configuration: SQLiteCacheStoreConfiguration
+    let writer: SerialConnection?
+    let reader: SerialConnection?
+    let memory: Mutex<LRUCache<Int64, [UInt8]>>
+    let health = Mutex(Health())
+    let log: @Sendable (String) -> Void
+    let bodiesPath: String
+    let openedAt = Date()
+
+    /// How long writes stay off after the disk was found full.
+    static let fullDiskRetry: TimeInterval = 60
+
+    /// Opens (creating if needed) the store in `configuration.directory`; never throws: a store
+    /// that cannot open is disabled and says why through `log` and `stats()`.
+    public init(configuration: SQLiteCacheStoreConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.log = log
+        self.bodiesPath = configuration.directory + "/" + BrokerDatabase.bodiesDirectory
+        memory = Mutex(LRUCache(capacity: configuration.memoryCapacity))
+        var opened: (SerialConnection, SerialConnection, Int, Int, Int64)?
+        do {
+            let writeConnection = try BrokerDatabase.open(in: configuration.directory)
+            if let pages = configuration.maxPageCount { try writeConnection.execute("PRAGMA max_page_count = \(pages)") }
+            try FileManager.default.createDirectory(atPath: bodiesPath, withIntermediateDirectories: true)
+            let writer = SerialConnection(writeConnection, label: "bridge.cache.writer")
+            let reader = SerialConnection(
+                try SQLiteConnection(path: configuration.directory + "/" + BrokerDatabase.fileName),
+                label: "bridge.cache.reader")
+            let (entries, bytes, access) = try writer.runBlocking { connection in
+                let totals = try connection.query("SELECT entries, bytes FROM cache_totals") { (Int($0.int(at: 0)), Int($0.int(at: 1))) }
+                let access = try connection.query("SELECT coalesce(max(accessed), 0) FROM cache_entries") { $0.int(at: 0) }
+                return (totals.first?.0 ?? 0, totals.first?.1 ?? 0, access.first ?? 0)
+            }
+            opened = (writer, reader, entries, bytes, access)
+        } catch {
+            log("the HTTP cache is disabled: cannot open \(configuration.directory)/\(BrokerDatabase.fileName): \(error)")
+            health.withLock { $0.disabled = "cannot open the cache database: \(error)" }
+        }
+        writer = opened?.0
+        reader = opened?.1
+        if let opened {
+            health.withLock { health in
+                (health.entries, health.bytes, health.nextAccess) = (opened.2, opened.3, opened.4 + 1)
+            }
+            sweepOrphanFiles()
+        }
+    }
+
+    /// The largest body stored on disk.
+    public var maximumEntryBytes: Int { configuration.diskCapacity / configuration.entryFraction }
+    var maximumMemoryEntryBytes: Int { configuration.memoryCapacity / configuration.entryFraction }
+
+    /// Whether the store is disabled, and why.
+    public var disabledReason: String? { health.withLock { $0.disabled } }
+
+    public func entries(for key: String) async -> [CachedResponse] {
+        guard let reader, disabledReason == nil else { return [] }
+        do {
+            return try await reader.run { connection in
+                try connection.query(
+                    "SELECT id, url, vary, status, headers, request_time, response_time FROM cache_entries WHERE url = ?",
+                    [.text(key)], row: Self.decodeEntry)
+            }.compactMap { $0 }
+        } catch {
+            failed(error, while: "reading \(key)")
+            return []
+        }
+    }
+
+    static func decodeEntry(_ row: SQLiteStatement) -> CachedResponse? {
+        guard let url = row.string(at: 1), let vary = row.string(at: 2).flatMap(CacheEntryCoding.decodeVaryKey),
+              let headers = row.string(at: 4).flatMap(CacheEntryCoding.decodeHeaders)
+        else { return nil }
+        return CachedResponse(
+            id: String(row.int(at: 0)), url: url, status: Int(row.int(at: 3)), headers: headers, varyKey: vary,
+            requestTime: row.double(at: 5), responseTime: row.double(at: 6))
+    }
+
+    public func body(of entry: CachedResponse) async -> CacheBody? {
+        guard let reader, let id = Int64(entry.id), disabledReason == nil else { return nil }
+        if let bytes = memory.withLock({ $0.get(id) }) {
+            touch(id)
+            return .bytes(bytes, chunkSize: configuration.readChunkBytes)
+        }
+        let located: (size: Int, file: String?, blob: [UInt8]?)?
+        do {
+            located = try await reader.run { connection in
+                guard let row = try connection.query("SELECT size, file FROM cache_entries WHERE id = ?", [.integer(id)], row: {
+                    (Int($0.int(at: 0)), $0.string(at: 1))
+                }).first else { return nil }
+                if row.1 != nil { return (row.0, row.1, nil) }
+                let blob = try connection.query("SELECT body FROM cache_bodies WHERE id = ?", [.integer(id)]) { $0.blob(at: 0) }
+                return (row.0, nil, blob.first ?? [])
+            }
+        } catch {
+            failed(error, while: "reading a body of \(entry.url)")
+            return nil
+        }
+        guard let located else { return nil }
+        touch(id)
+        if let blob = located.blob {
+            remember(id, blob)
+            return .bytes(blob, chunkSize: configuration.readChunkBytes)
+        }
+        let path = bodiesPath + "/" + (located.file ?? "")
+        if located.size <= maximumMemoryEntryBytes, let bytes = FileManager.default.contents(atPath: path).map([UInt8].init),
+           bytes.count == located.size
+        {
+            remember(id, bytes)
+            return .bytes(bytes, chunkSize: configuration.readChunkBytes)
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            log("the body file of \(entry.url) is missing; dropping the entry")
+            await remove(entry)
+            return nil
+        }
+        let file = FileBody(handle: handle, chunkSize: configuration.readChunkBytes)
+        return CacheBody(length: located.size) { try file.next() }
+    }
+
+    func remember(_ id: Int64, _ bytes: [UInt8]) {
+        guard bytes.count <= maximumMemoryEntryBytes else { return }
+        memory.withLock { _ = $0.put(id, bytes, cost: bytes.count) }
+    }
+
+    /// Records that `id` was used; the update reaches the database in a batch, never awaited.
+    func touch(_ id: Int64) {
+        let first = health.withLock { health -> Bool in
+            let wasEmpty = health.pendingTouches.isEmpty
+            health.pendingTouches[id] = health.nextAccess
+            health.nextAccess += 1
+            return wasEmpty
+        }
+        guard first, let writer else { return }
+        writer.enqueue { connection in
+            let touches = self.health.withLock { health in
+                defer { health.pendingTouches = [:] }
+                return health.pendingTouches
+            }
+            try? connection.transaction {
+                for (id, access) in touches {
+                    try connection.run("UPDATE cache_entries SET accessed = ? WHERE id = ?", [.integer(access), .integer(id)])
+                }
+            }
+        }
+    }
+
+    public func stats() async -> CacheStoreStats {
+        var stats = CacheStoreStats()
+        (stats.memoryEntries, stats.memoryBytes) = memory.withLock { ($0.count, $0.totalCost) }
+        stats.memoryCapacity = configuration.memoryCapacity
+        stats.diskCapacity = configuration.diskCapacity
+        health.withLock { health in
+            (stats.diskEntries, stats.diskBytes, stats.evictions) = (health.entries, health.bytes, health.evictions)
+            stats.disabledReason = health.disabled
+            stats.writesDisabledReason = health.writesDisabled
+        }
+        return stats
+    }
+
+    /// Reacts to a storage error: a corrupt database disables the store, a full one stops writes.
+    func failed(_ error: any Error, while doing: String) {
+        let sqlite = error as? SQLiteError
+        let full = sqlite?.isFull == true || (error as NSError).code == Int(ENOSPC)
+        let message = "HTTP cache: \(doing) failed: \(error)"
+        let first = health.withLock { health -> Bool in
+            if sqlite?.isCorrupt == true {
+                defer { health.disabled = "the cache database is damaged: \(error)" }
+                return health.disabled == nil
+            }
+            if full {
+                defer { (health.writesDisabled, health.writesDisabledAt) = ("the disk is full: \(error)", Date()) }
+                return health.writesDisabled == nil
+            }
+            return true
+        }
+        if first { log(message + (full ? "; serving without storing until space frees" : "")) }
+    }
+
+    /// Deletes body files that no entry references (left by a process killed mid-write).
+    func sweepOrphanFiles() {
+        writer?.enqueue { connection in
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: self.bodiesPath), !names.isEmpty,
+                  let referenced = try? connection.query("SELECT file FROM cache_entries WHERE file IS NOT NULL", row: { $0.string(at: 0) })
+            else { return }
+            let keep = Set(referenced.compactMap { $0 })
+            for name in names where !keep.contains(name) {
+                let path = self.bodiesPath + "/" + name
+                // Files newer than the store are bodies being written now, not orphans.
+                let modified = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date
+                if let modified, modified < self.openedAt { try? FileManager.default.removeItem(atPath: path) }
+            }
+        }
+    }
+}
+
+/// A body file read in chunks.
+final class FileBody: @unchecked Sendable {
+    private let handle: FileHandle
+    private let chunkSize: Int
+    private let lock = Mutex(false)
+
+    init(handle: FileHandle, chunkSize: Int) {
+        self.handle = handle
+        self.chunkSize = chunkSize
+    }
+
+    func next() throws -> [UInt8]? {
+        try lock.withLock { done in
+            guard !done else { return nil }
+            guard let data = try handle.read(upToCount: chunkSize), !data.isEmpty else {
+                done = true
+                try? handle.close()
+                return nil
+            }
+            return [UInt8](data)
+        }
+    }
+
+    deinit { try? handle.close() }
+}

@@ -1,0 +1,114 @@
+import Synchronization
+import Testing
+@testable import BridgeCore
+
+/// A wall clock moved by hand.
+final class TestClock: BrokerClock {
+    private let time: Mutex<Double>
+    init(_ start: Double = T0) { time = Mutex(start) }
+    func now() -> Double { time.withLock { $0 } }
+    func set(_ value: Double) { time.withLock { $0 = value } }
+}
+
+/// A scripted origin: answers with `respond`, records every request it receives.
+final class ScriptedUpstream: UpstreamClient {
+    typealias Responder = @Sendable (UpstreamRequest) async throws -> UpstreamResponse
+    private let responder: Responder
+    private let log = Mutex<[UpstreamRequest]>([])
+
+    init(_ responder: @escaping Responder) { self.responder = responder }
+
+    func send(_ request: UpstreamRequest) async throws -> UpstreamResponse {
+        log.withLock { $0.append(request) }
+        return try await responder(request)
+    }
+
+    var requests: [UpstreamRequest] { log.withLock { $0 } }
+    var count: Int { log.withLock { $0.count } }
+}
+
+/// A response with a body in memory, sent in chunks of `chunk` bytes.
+func response(_ status: Int = 200, _ headers: HeaderList, body: String = "hello", chunk: Int = 3) -> UpstreamResponse {
+    UpstreamResponse(status: status, statusText: "", headers: headers, body: bodyStream(Array(body.utf8), chunk: chunk))
+}
+
+func bodyStream(_ bytes: [UInt8], chunk: Int, failAfter: Int? = nil) -> UpstreamResponseBody {
+    let offset = Mutex(0)
+    return UpstreamResponseBody {
+        let (slice, fail): ([UInt8]?, Bool) = offset.withLock { start in
+            if let failAfter, start >= failAfter { return (nil, true) }
+            guard start < bytes.count else { return (nil, false) }
+            let end = min(bytes.count, start + chunk)
+            defer { start = end }
+            return (Array(bytes[start..<end]), false)
+        }
+        if fail { throw BridgeError(.network, "reset midway") }
+        return slice
+    }
+}
+
+func request(_ url: String = url, method: String = "GET", _ headers: HeaderList = HeaderList()) -> UpstreamRequest {
+    UpstreamRequest(url: url, method: method, headers: headers, deadline: .now + .seconds(30))
+}
+
+func readBody(_ exchange: CachedExchange) async throws -> String {
+    var bytes: [UInt8] = []
+    while let chunk = try await exchange.response.body.next() { bytes += chunk }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// A cache over a memory store, a test clock at T0 and `upstream`.
+struct CacheRig {
+    let clock = TestClock()
+    let store: MemoryCacheStore
+    let upstream: ScriptedUpstream
+    let cache: HTTPCache
+
+    init(store: MemoryCacheStore = MemoryCacheStore(), _ responder: @escaping ScriptedUpstream.Responder) {
+        self.store = store
+        upstream = ScriptedUpstream(responder)
+        cache = HTTPCache(store: store, upstream: upstream, clock: clock)
+    }
+
+    /// Sends a request through the cache, reads its body, returns (status, body, exchange).
+    @discardableResult
+    func fetch(_ request: UpstreamRequest = request(), mode: CacheMode = .default) async throws -> (ReplyCacheStatus, String, CachedExchange) {
+        let exchange = try await cache.send(request, mode: mode)
+        let body = try await readBody(exchange)
+        await cache.waitForPendingWrites()
+        return (exchange.status, body, exchange)
+    }
+}
+
+/// An origin that answers `If-None-Match: "v1"` with 304 and anything else with 200 + `headers`.
+func validatingOrigin(_ headers: HeaderList, clock: TestClock? = nil, body: String = "hello") -> ScriptedUpstream.Responder {
+    { request in
+        if request.headers.first("if-none-match") == "\"v1\"" {
+            return response(304, ["etag": "\"v1\"", "cache-control": headers.first("cache-control") ?? ""], body: "")
+        }
+        return response(200, headers, body: body)
+    }
+}
+
+/// A one-shot gate tests open to let a scripted response go on.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resume = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resume { continuation.resume() }
+        }
+    }
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,175 @@
+import BridgeCore
+import Foundation
+import Synchronization
+import Testing
+@testable import BridgeSQLite
+
+/// A fresh temporary directory per test, removed at the end.
+final class TemporaryDirectory {
+    let path: String
+    init() {
+        path = NSTemporaryDirectory() + "cache-test-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+func entry(_ url: String, vary: HeaderList = HeaderList(), request: HeaderList = HeaderList(), time: Double = 1000) -> CachedResponse {
+    var headers: HeaderList = ["cache-control": "max-age=60", "content-type": "text/plain"]
+    for field in vary { headers.add(field.name, field.value) }
+    return CachedResponse(url: url, status: 200, headers: headers, requestHeaders: request, requestTime: time, responseTime: time)
+}
+
+func pattern(_ count: Int, seed: Int = 0) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed) } }
+
+/// Writes `body` in 10 KiB chunks and commits; true when stored.
+@discardableResult
+func store(_ store: SQLiteCacheStore, _ entry: CachedResponse, _ body: [UInt8]) async -> Bool {
+    guard let writer = await store.makeWriter(for: entry, expectedLength: nil) else { return false }
+    var offset = 0
+    while offset < body.count {
+        let end = min(body.count, offset + 10_240)
+        guard await writer.write(Array(body[offset..<end])) else { return false }
+        offset = end
+    }
+    return await writer.commit()
+}
+
+func read(_ store: SQLiteCacheStore, _ url: String) async throws -> [UInt8]? {
+    guard let found = await store.entries(for: url).first, let body = await store.body(of: found) else { return nil }
+    var bytes: [UInt8] = []
+    while let chunk = try await body.next() { bytes += chunk }
+    #expect(bytes.count == body.length)
+    return bytes
+}
+
+func configuration(_ directory: TemporaryDirectory, disk: Int = 64 << 20, memory: Int = 8 << 20) -> SQLiteCacheStoreConfiguration {
+    var configuration = SQLiteCacheStoreConfiguration(directory: directory.path)
+    configuration.diskCapacity = disk
+    configuration.memoryCapacity = memory
+    return configuration
+}
+
+struct SQLiteCacheStoreTests {
+    @Test(arguments: [0, 100, 256 * 1024, 256 * 1024 + 1, 3 * 1024 * 1024])
+    func roundTripKeepsMetadataAndBody(size: Int) async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        let original = entry("https://a.test/x", vary: ["vary": "Accept-Language"], request: ["accept-language": "fr"])
+        #expect(await store(cache, original, pattern(size)))
+        let found = try #require(await cache.entries(for: "https://a.test/x").first)
+        #expect(found.headers == original.headers && found.varyKey == original.varyKey && found.status == 200)
+        #expect(found.responseTime == original.responseTime)
+        #expect(try await read(cache, "https://a.test/x") == pattern(size))
+        let spilled = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/bodies")
+        #expect(spilled.count == (size > 256 * 1024 ? 1 : 0))
+        #expect(try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName).journalMode() == "wal")
+    }
+
+    @Test func entriesSurviveARestart() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            let cache = SQLiteCacheStore(configuration: configuration(directory))
+            #expect(await store(cache, entry("https://a.test/small"), pattern(10)))
+            #expect(await store(cache, entry("https://a.test/large"), pattern(300_000)))
+        }
+        let reopened = SQLiteCacheStore(configuration: configuration(directory))
+        #expect(try await read(reopened, "https://a.test/small") == pattern(10))
+        #expect(try await read(reopened, "https://a.test/large") == pattern(300_000))
+        let stats = await reopened.stats()
+        #expect(stats.diskEntries == 2 && stats.diskBytes == 300_010 && stats.disabledReason == nil)
+    }
+
+    @Test func leastRecentlyUsedEntriesAreEvictedByBytes() async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory, disk: 10_000))
+        for index in 0..<5 { #expect(await store(cache, entry("https://a.test/\(index)"), pattern(1000))) }
+        _ = try await read(cache, "https://a.test/0")  // Now the most recently used.
+        try await Task.sleep(for: .milliseconds(50))  // Touches are batched.
+        for index in 5..<12 { #expect(await store(cache, entry("https://a.test/\(index)"), pattern(1000))) }
+        let stats = await cache.stats()
+        #expect(stats.diskBytes <= 10_000 && stats.diskEntries == 10 && stats.evictions == 2)
+        #expect(await cache.entries(for: "https://a.test/0").count == 1)
+        #expect(await cache.entries(for: "https://a.test/1").isEmpty)
+        #expect(await cache.entries(for: "https://a.test/2").isEmpty)
+        #expect(await cache.entries(for: "https://a.test/11").count == 1)
+    }
+
+    @Test func anEntryOverAnEighthOfTheCapacityIsNotStored() async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory, disk: 80_000))
+        #expect(await cache.makeWriter(for: entry("https://a.test/big"), expectedLength: 10_001) == nil)
+        #expect(await cache.makeWriter(for: entry("https://a.test/ok"), expectedLength: 10_000) != nil)
+        #expect(await store(cache, entry("https://a.test/streamed"), pattern(10_001)) == false)
+        #expect(await store(cache, entry("https://a.test/fits"), pattern(10_000)))
+        #expect(await cache.entries(for: "https://a.test/streamed").isEmpty)
+        #expect(await cache.stats().diskEntries == 1)
+    }
+
+    @Test func aNewResponseReplacesTheVariantWithTheSameVaryValues() async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        let url = "https://a.test/v"
+        for (language, seed) in [("en", 1), ("fr", 2), ("en", 3)] {
+            #expect(await store(cache, entry(url, vary: ["vary": "Accept-Language"], request: ["accept-language": language]), pattern(300_000, seed: seed)))
+        }
+        let variants = await cache.entries(for: url)
+        #expect(variants.count == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/bodies").count == 2)
+    }
+
+    @Test func clearByPrefixSinceAndEverything() async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        await store(cache, entry("https://a.test/1", time: 100), pattern(10))
+        await store(cache, entry("https://a.test/2", time: 200), pattern(300_000))
+        await store(cache, entry("https://b.test/1", time: 300), pattern(10))
+        await store(cache, entry("https://c.test/1", time: 400), pattern(10))
+        #expect(await cache.clear(.prefix("https://a.test/")) == 2)
+        #expect(await cache.clear(.modifiedSince(350)) == 1)
+        #expect(await cache.entries(for: "https://b.test/1").count == 1)
+        #expect(await cache.clear(.all) == 1)
+        let stats = await cache.stats()
+        #expect(stats.diskEntries == 0 && stats.diskBytes == 0 && stats.memoryEntries == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/bodies").isEmpty)
+    }
+
+    @Test func aCorruptDatabaseDisablesTheStoreWithoutFailing() async throws {
+        let directory = TemporaryDirectory()
+        let garbage = [UInt8](repeating: 0x5A, count: 8192)
+        FileManager.default.createFile(atPath: directory.path + "/" + BrokerDatabase.fileName, contents: Data(garbage))
+        let logged = Mutex<[String]>([])
+        let cache = SQLiteCacheStore(configuration: configuration(directory)) { message in logged.withLock { $0.append(message) } }
+        let stats = await cache.stats()
+        #expect(stats.disabledReason != nil)
+        #expect(logged.withLock { $0.count } == 1)
+        #expect(await cache.makeWriter(for: entry("https://a.test/"), expectedLength: 1) == nil)
+        #expect(await cache.entries(for: "https://a.test/").isEmpty)
+    }
+
+    @Test func aFullDiskStopsWritesButKeepsServing() async throws {
+        let directory = TemporaryDirectory()
+        var limited = configuration(directory)
+        limited.maxPageCount = 40
+        let cache = SQLiteCacheStore(configuration: limited)
+        #expect(await store(cache, entry("https://a.test/kept"), pattern(1000)))
+        var stored = 0
+        for index in 0..<20 where await store(cache, entry("https://a.test/\(index)"), pattern(60_000, seed: index)) { stored += 1 }
+        #expect(stored < 20)
+        let stats = await cache.stats()
+        #expect(stats.writesDisabledReason?.contains("full") == true && stats.disabledReason == nil)
+        #expect(try await read(cache, "https://a.test/kept") == pattern(1000))
+    }
+
+    @Test func bodyFilesNoEntryReferencesAreSweptAtStart() async throws {
+        let directory = TemporaryDirectory()
+        _ = SQLiteCacheStore(configuration: configuration(directory))
+        let orphan = directory.path + "/bodies/orphan"
+        FileManager.default.createFile(atPath: orphan, contents: Data(pattern(10)))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: orphan)
+        let reopened = SQLiteCacheStore(configuration: configuration(directory))
+        _ = await reopened.entries(for: "x")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!FileManager.default.fileExists(atPath: orphan))
+    }
+}

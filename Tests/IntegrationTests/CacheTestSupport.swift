@@ -1,0 +1,69 @@
+import BridgeCore
+import BridgeServer
+import BridgeTestOrigin
+import BridgeWebSocket
+import Foundation
+import Synchronization
+import Testing
+
+/// A broker on an OS-chosen port with its cache in a temporary directory, a local origin and a
+/// connected client; `stop()` tears everything down.
+struct CacheHarness {
+    let server: BrokerServer
+    let origin: LocalOrigin
+    let client: BridgeClient
+    let directory: String
+
+    static func start(directory: String? = nil, prepare: (String) throws -> Void = { _ in }) async throws -> CacheHarness {
+        let directory = directory ?? NSTemporaryDirectory() + "cache-it-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try prepare(directory)
+        var configuration = BrokerServerConfiguration()
+        configuration.port = 0
+        configuration.cacheDirectory = directory
+        configuration.allowURLs = ["http://127.0.0.1:*"]
+        let server = BrokerServer(configuration: configuration)
+        try server.start()
+        let origin = try await LocalOrigin.start()
+        let client = try await BridgeClient.connect(url: server.bridgeURL)
+        return CacheHarness(server: server, origin: origin, client: client, directory: directory)
+    }
+
+    func stop(removing: Bool = true) async {
+        client.close()
+        await server.shutdown()
+        await origin.stop()
+        if removing { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    /// A fetch through the broker; returns the reply, the `response` event and the binary body.
+    func fetch(_ path: String, cache: String = "default", responseBody: String = "text", headers: JSONValue = .array([]))
+        async throws -> (reply: JSONValue, response: JSONValue?, binary: [UInt8])
+    {
+        let collected = Mutex<(response: JSONValue?, binary: [UInt8])>((nil, []))
+        let reply = try await client.post("fetch", [
+            "url": .string(origin.url(path)), "cache": .string(cache), "responseBody": .string(responseBody),
+            "headers": headers,
+        ]) { event in
+            collected.withLock { state in
+                switch event {
+                case .event(let name, let body) where name == "response": state.response = body
+                case .body(let bytes, _): state.binary += bytes
+                default: break
+                }
+            }
+        }
+        let (response, binary) = collected.withLock { ($0.response, $0.binary) }
+        return (reply, response, binary)
+    }
+}
+
+extension JSONValue {
+    /// The reply's `cache.status`.
+    var cacheStatus: String? { self["cache"]?["status"]?.stringValue }
+
+    /// The first value of a header in a reply's `[[name, value]]` list.
+    func header(_ name: String) -> String? {
+        self["headers"]?.arrayValue?.first { $0.arrayValue?.first?.stringValue == name }?.arrayValue?.last?.stringValue
+    }
+}
