@@ -43,13 +43,13 @@ final class RecordingSink: ConnectionSink {
     }
 }
 
-/// An upstream that answers from a script: a closure per request.
+/// A scripted origin: answers each request with a closure and records every request.
 final class ScriptedUpstream: UpstreamClient {
-    typealias Script = @Sendable (UpstreamRequest) async throws -> UpstreamResponse
-    private let script: Script
+    typealias Responder = @Sendable (UpstreamRequest) async throws -> UpstreamResponse
+    private let script: Responder
     private let seen = Mutex<[UpstreamRequest]>([])
 
-    init(_ script: @escaping Script) { self.script = script }
+    init(_ script: @escaping Responder) { self.script = script }
 
     func send(_ request: UpstreamRequest) async throws -> UpstreamResponse {
         seen.withLock { $0.append(request) }
@@ -57,6 +57,7 @@ final class ScriptedUpstream: UpstreamClient {
     }
 
     var requests: [UpstreamRequest] { seen.withLock { $0 } }
+    var count: Int { seen.withLock { $0.count } }
 
     /// A response with a body given in chunks.
     static func response(status: Int = 200, headers: [(String, String)] = [], chunks: [[UInt8]] = []) -> UpstreamResponse {

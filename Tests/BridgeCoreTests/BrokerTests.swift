@@ -181,7 +181,7 @@ import Testing
     }
 }
 
-/// A one-shot latch for tests.
+/// A one-shot gate that tests open to let waiting work go on.
 final class Gate: Sendable {
     private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     func open() {

@@ -10,23 +10,6 @@ final class TestClock: BrokerClock {
     func set(_ value: Double) { time.withLock { $0 = value } }
 }
 
-/// A scripted origin: answers with `respond`, records every request it receives.
-final class ScriptedUpstream: UpstreamClient {
-    typealias Responder = @Sendable (UpstreamRequest) async throws -> UpstreamResponse
-    private let responder: Responder
-    private let log = Mutex<[UpstreamRequest]>([])
-
-    init(_ responder: @escaping Responder) { self.responder = responder }
-
-    func send(_ request: UpstreamRequest) async throws -> UpstreamResponse {
-        log.withLock { $0.append(request) }
-        return try await responder(request)
-    }
-
-    var requests: [UpstreamRequest] { log.withLock { $0 } }
-    var count: Int { log.withLock { $0.count } }
-}
-
 /// A response with a body in memory, sent in chunks of `chunk` bytes.
 func response(_ status: Int = 200, _ headers: HeaderList, body: String = "hello", chunk: Int = 3) -> UpstreamResponse {
     UpstreamResponse(status: status, statusText: "", headers: headers, body: bodyStream(Array(body.utf8), chunk: chunk))
@@ -87,28 +70,5 @@ func validatingOrigin(_ headers: HeaderList, clock: TestClock? = nil, body: Stri
             return response(304, ["etag": "\"v1\"", "cache-control": headers.first("cache-control") ?? ""], body: "")
         }
         return response(200, headers, body: body)
-    }
-}
-
-/// A one-shot gate tests open to let a scripted response go on.
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let resume = state.withLock { state -> Bool in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resume { continuation.resume() }
-        }
-    }
-    func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }

@@ -60,7 +60,7 @@ def test_error_codes_of_posts(broker):
         "forbidden": ("fetch", {"url": "http://10.1.2.3/"}),
         "network": ("fetch", {"url": "http://127.0.0.1:1/"}),
         "timeout": ("fetch", {"url": f"{broker.origin}/hang", "timeout": 200}),
-        "not_cached": ("fetch", {"url": f"{broker.origin}/json", "cache": "only-if-cached"}),
+        "not_cached": ("fetch", {"url": f"{broker.origin}/json?never-fetched", "cache": "only-if-cached"}),
     }
     for code, (name, body) in cases.items():
         reply = connection.post(name, body, on_frame=lambda frame: None)

@@ -41,7 +41,7 @@ public struct HandshakePolicy: Sendable {
         switch path {
         case "/bridge", "/bridge/": endpoint = .bridge
         // Conformance suites (Autobahn's fuzzing client) connect to "/".
-        case "/echo", "/" where diagnosticEcho: endpoint = .echo
+        case "/echo" where diagnosticEcho, "/" where diagnosticEcho: endpoint = .echo
         default: return .failure(HandshakeRefusal("no WebSocket endpoint at \(path)"))
         }
         if let origin {
