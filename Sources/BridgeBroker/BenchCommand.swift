@@ -17,8 +17,15 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Messages per echo run.") var messages = 20_000
     @Option(help: "Rounds per comparison (medians are reported).") var rounds = 5
     @Option(help: "Requests per fetch run for 1 KiB bodies (1 MiB runs use a tenth).") var requests = 2_000
-    @Flag(help: "Skip the fetch benchmark.") var skipFetch = false
-    @Flag(help: "Skip the echo benchmark.") var skipEcho = false
+    @Option(help: "Which benchmarks: echo, fetch, cache (repeatable; default all).") var only: [String] = []
+
+    func validate() throws {
+        for name in only where !["echo", "fetch", "cache"].contains(name) {
+            throw ValidationError("unknown benchmark \(name); use echo, fetch or cache")
+        }
+    }
+
+    func wants(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
 
     func run() async throws {
         var configuration = BrokerServerConfiguration()
@@ -32,8 +39,12 @@ struct BenchCommand: AsyncParsableCommand {
         let origin = try await LocalOrigin.start()
         print("# bridge-broker bench\n")
         print("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians.\n")
-        if !skipEcho { try await echo(server: server, bare: bare) }
-        if !skipFetch { try await fetch(server: server, origin: origin) }
+        if wants("echo") { try await echo(server: server, bare: bare) }
+        if wants("fetch") { try await fetch(server: server, origin: origin) }
+        if wants("cache") {
+            try await cacheHits(server: server, bare: bare, origin: origin)
+            print(try await CacheBench.run())
+        }
         bare.stop()
         await server.shutdown()
         await origin.stop()
@@ -51,17 +62,7 @@ struct BenchCommand: AsyncParsableCommand {
             var bareRuns: [RoundTripBench.Figures] = []
             var brokerRuns: [RoundTripBench.Figures] = []
             for _ in 0..<rounds {
-                bareRuns.append(try await RoundTripBench.run(
-                    url: bareURL, subprotocol: nil, count: messages, warmup: 1000, inFlight: inFlight,
-                    message: { seq in
-                        // The seq in ten ASCII digits, then filler: 100 bytes in all.
-                        let digits = String(seq)
-                        return Array((String(repeating: "0", count: 10 - digits.count) + digits + String(repeating: "x", count: 90)).utf8)
-                    },
-                    sequence: { bytes in
-                        guard bytes.count >= 10 else { return nil }
-                        return bytes[0..<10].reduce(0) { $0 * 10 + Int($1) - 48 }
-                    }))
+                bareRuns.append(try await RoundTripBench.bare(url: bareURL, size: 100, count: messages, inFlight: inFlight))
                 brokerRuns.append(try await RoundTripBench.run(
                     url: brokerURL, subprotocol: "bridge.v1", count: messages, warmup: 1000, inFlight: inFlight,
                     message: { seq in Array("{\"type\":\"post\",\"name\":\"echo\",\"id\":\(seq),\"body\":\"\(body)\"}".utf8) },
@@ -75,34 +76,64 @@ struct BenchCommand: AsyncParsableCommand {
 
     func fetch(server: BrokerServer, origin: LocalOrigin) async throws {
         print("## Fetch from a local origin: through the broker vs direct (AsyncHTTPClient)\n")
-        print("| body | concurrency | direct req/s | broker req/s | ratio | direct MB/s | broker MB/s | direct p50 ms | broker p50 ms |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        let client = try await BridgeClient.connect(url: "ws://127.0.0.1:\(server.port)/bridge")
+        print("The broker side uses a SwiftNIO WebSocket client (`NIOBridgeClient.swift`); `no-store` is the proxy path alone, `default` also writes every response into the cache.\n")
+        print("| body | cache mode | concurrency | direct req/s | broker req/s | ratio | direct MB/s | broker MB/s | direct p50 ms | broker p50 ms |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        let client = try await NIOBridgeClient.connect(port: server.port)
         let direct = HTTPUpstreamClient()
         for (size, label, count) in [(1024, "1 KiB", requests), (1024 * 1024, "1 MiB", max(20, requests / 10))] {
-            let url = origin.url("/bytes/\(size)")
-            for concurrency in [1, 8] {
-                var directRuns: [FetchFigures] = []
-                var brokerRuns: [FetchFigures] = []
-                for _ in 0..<rounds {
-                    directRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) {
-                        let response = try await direct.send(UpstreamRequest(url: url, deadline: .now + .seconds(60)))
-                        var total = 0
-                        while let chunk = try await response.body.next() { total += chunk.count }
-                        guard total == size else { throw BridgeError(.internal, "short body") }
-                    })
-                    brokerRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) {
-                        let reply = try await client.post("fetch", ["url": .string(url), "responseBody": "binary", "progress": false]) { _ in }
-                        guard reply["bodyBytes"]?.intValue == size else { throw BridgeError(.internal, "short body") }
-                    })
+            for mode in ["no-store", "default"] {
+                for concurrency in [1, 8] {
+                    var directRuns: [FetchFigures] = []
+                    var brokerRuns: [FetchFigures] = []
+                    for round in 0..<rounds {
+                        // A fresh URL per run: in default mode every response is stored, and a
+                        // stored one must not turn the run into cache hits.
+                        let url = origin.url("/bytes/\(size)?mode=\(mode)&c=\(concurrency)&r=\(round)")
+                        directRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) { _ in
+                            let response = try await direct.send(UpstreamRequest(url: url, deadline: .now + .seconds(60)))
+                            var total = 0
+                            while let chunk = try await response.body.next() { total += chunk.count }
+                            guard total == size else { throw BridgeError(.internal, "short body") }
+                        })
+                        brokerRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) { index in
+                            let body: JSONValue = ["url": .string(url + "&i=\(index)"), "responseBody": "binary", "progress": false, "cache": .string(mode)]
+                            guard try await client.fetch(body) == size else { throw BridgeError(.internal, "short body") }
+                        })
+                    }
+                    let d = FetchFigures.median(directRuns), b = FetchFigures.median(brokerRuns)
+                    print("| \(label) | \(mode) | \(concurrency) | \(Int(d.requestsPerSecond)) | \(Int(b.requestsPerSecond)) | \(percent(b.requestsPerSecond / d.requestsPerSecond)) | \(format(d.megabytesPerSecond)) | \(format(b.megabytesPerSecond)) | \(format(d.p50Milliseconds)) | \(format(b.p50Milliseconds)) |")
                 }
-                let d = FetchFigures.median(directRuns), b = FetchFigures.median(brokerRuns)
-                print("| \(label) | \(concurrency) | \(Int(d.requestsPerSecond)) | \(Int(b.requestsPerSecond)) | \(percent(b.requestsPerSecond / d.requestsPerSecond)) | \(format(d.megabytesPerSecond)) | \(format(b.megabytesPerSecond)) | \(format(d.p50Milliseconds)) | \(format(b.p50Milliseconds)) |")
             }
         }
         print("\nTarget: 1 MiB fetch throughput through the broker ≥ 50% of direct.\n")
-        client.close()
+        await client.close()
         await direct.shutdown()
+    }
+
+    /// Cache hits of a 1 KiB resource with 64 fetches in flight, against the bare echo of 1 KiB
+    /// messages with 64 in flight.
+    func cacheHits(server: BrokerServer, bare: BareEchoServer, origin: LocalOrigin) async throws {
+        let url = origin.url("/cached?cc=max-age%3D3600&size=1024")
+        let warm = try await BridgeClient.connect(url: "ws://127.0.0.1:\(server.port)/bridge")
+        _ = try await warm.post("fetch", ["url": .string(url), "responseBody": "text"])
+        warm.close()
+        let before = origin.requestCount("/cached")
+        var bareRuns: [RoundTripBench.Figures] = []
+        var hitRuns: [RoundTripBench.Figures] = []
+        for _ in 0..<rounds {
+            bareRuns.append(try await RoundTripBench.bare(url: "ws://127.0.0.1:\(bare.listeningPort)/", size: 1024, count: messages, inFlight: 64))
+            hitRuns.append(try await RoundTripBench.run(
+                url: "ws://127.0.0.1:\(server.port)/bridge", subprotocol: "bridge.v1", count: messages, warmup: 1000, inFlight: 64,
+                message: { seq in Array("{\"type\":\"post\",\"name\":\"fetch\",\"id\":\(seq),\"body\":{\"url\":\"\(url)\",\"responseBody\":\"text\",\"progress\":false}}".utf8) },
+                sequence: replyID))
+        }
+        let b = median(bareRuns), h = median(hitRuns)
+        print("## Cache hits: 1 KiB fetch served from the cache vs bare libwebsockets echo of 1 KiB, 64 in flight\n")
+        print("| bare echo msg/s | cache-hit fetch/s | ratio | bare p50 / p99 µs | hit p50 / p99 µs | origin requests during the runs |")
+        print("|---|---|---|---|---|---|")
+        print("| \(Int(b.messagesPerSecond)) | \(Int(h.messagesPerSecond)) | \(percent(h.messagesPerSecond / b.messagesPerSecond)) | \(Int(b.p50Microseconds)) / \(Int(b.p99Microseconds)) | \(Int(h.p50Microseconds)) / \(Int(h.p99Microseconds)) | \(origin.requestCount("/cached") - before) |")
+        print("\nTarget: cache-hit 1 KiB throughput ≥ 50% of the bare echo with 64 in flight.\n")
     }
 
     func median(_ runs: [RoundTripBench.Figures]) -> RoundTripBench.Figures {
@@ -122,16 +153,16 @@ struct FetchFigures {
     var p50Milliseconds: Double
 
     /// Runs `count` requests with `concurrency` workers.
-    static func measure(count: Int, concurrency: Int, size: Int, request: @escaping @Sendable () async throws -> Void) async throws -> FetchFigures {
+    static func measure(count: Int, concurrency: Int, size: Int, request: @escaping @Sendable (Int) async throws -> Void) async throws -> FetchFigures {
         let next = Counter()
         let started = ContinuousClock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
             for _ in 0..<concurrency {
                 group.addTask {
                     var mine: [Double] = []
-                    while next.take() < count {
+                    while case let index = next.take(), index < count {
                         let begin = ContinuousClock.now
-                        try await request()
+                        try await request(index)
                         let elapsed = ContinuousClock.now - begin
                         mine.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
                     }

@@ -32,6 +32,20 @@ struct RoundTripBench {
         return state.figures(count: count)
     }
 
+    /// A run against the bare echo with `size`-byte messages: the seq in ten ASCII digits, then filler.
+    static func bare(url: String, size: Int, count: Int, inFlight: Int) async throws -> Figures {
+        try await run(
+            url: url, subprotocol: nil, count: count, warmup: 1000, inFlight: inFlight,
+            message: { seq in
+                let digits = String(seq)
+                return Array((String(repeating: "0", count: 10 - digits.count) + digits + String(repeating: "x", count: size - 10)).utf8)
+            },
+            sequence: { bytes in
+                guard bytes.count >= 10 else { return nil }
+                return bytes[0..<10].reduce(0) { $0 * 10 + Int($1) - 48 }
+            })
+    }
+
     /// Bookkeeping shared by the bench task and the client's service thread.
     final class RunState: @unchecked Sendable {
         private let lock = NSLock()

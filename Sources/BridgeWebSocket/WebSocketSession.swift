@@ -153,6 +153,9 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             }
         }
         guard var frame = current else { return 0 }
+        // Drop the second reference so lws can write its header into the headroom in place:
+        // a shared buffer would be copied whole (copy-on-write) for every fragment.
+        current = nil
         let remaining = frame.payloadCount - frame.sent
         let count = min(remaining, fragmentBytes)
         let first = frame.sent == 0

@@ -1,0 +1,138 @@
+import BridgeCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+
+/// A bridge protocol client on SwiftNIO's WebSocket codec, for the fetch benchmarks.
+///
+/// The libwebsockets client parses received frames a byte at a time (about 130 MB/s here), which
+/// would make a 1 MiB fetch benchmark measure the client. NIO's decoder takes payloads in bulk, as
+/// a browser does, so the figures are the broker's.
+final class NIOBridgeClient: @unchecked Sendable {
+    private let channel: any Channel
+    private let handler: BridgeFrameHandler
+
+    private init(channel: any Channel, handler: BridgeFrameHandler) {
+        self.channel = channel
+        self.handler = handler
+    }
+
+    /// Connects to `ws://127.0.0.1:port/bridge` and waits for the hello.
+    static func connect(port: Int) async throws -> NIOBridgeClient {
+        let handler = BridgeFrameHandler()
+        let upgraded = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: Void.self)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                let request = UpgradeRequestHandler(port: port)
+                let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 26, automaticErrorHandling: true) { channel, _ in
+                    channel.pipeline.addHandlers([NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 26), handler])
+                        .map { upgraded.succeed(()) }
+                }
+                let configuration: NIOHTTPClientUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { _ in
+                    channel.pipeline.removeHandler(request, promise: nil)
+                })
+                return channel.pipeline.addHTTPClientHandlers(withClientUpgrade: configuration).flatMap { channel.pipeline.addHandler(request) }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        try await upgraded.futureResult.get()
+        try await handler.hello.futureResult.get()
+        return NIOBridgeClient(channel: channel, handler: handler)
+    }
+
+    /// Posts `fetch` with `body` and returns the reply's `bodyBytes` once the reply arrives.
+    func fetch(_ body: JSONValue) async throws -> Int {
+        let (id, promise) = handler.register(on: channel.eventLoop)
+        let frame = ServerMessageForClient.post(id: id, name: "fetch", body: body)
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(bytes: frame)), promise: nil)
+        return try await promise.futureResult.get()
+    }
+
+    func close() async {
+        try? await channel.close()
+    }
+}
+
+/// Encodes the one client frame the benchmark sends.
+enum ServerMessageForClient {
+    static func post(id: Int, name: String, body: JSONValue) -> [UInt8] {
+        JSONValue.object(JSONObject([("type", "post"), ("name", .string(name)), ("id", .integer(id)), ("body", body)])).jsonBytes
+    }
+}
+
+/// Matches replies to posts; counts binary body bytes per post.
+final class BridgeFrameHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = WebSocketFrame
+    let hello = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: Void.self)
+    private let lock = NSLock()
+    private var nextID = 0
+    private var pending: [Int: (promise: EventLoopPromise<Int>, bytes: Int)] = [:]
+    private var sawHello = false
+
+    func register(on loop: any EventLoop) -> (Int, EventLoopPromise<Int>) {
+        let promise = loop.makePromise(of: Int.self)
+        let id = lock.withLock {
+            nextID += 1
+            pending[nextID] = (promise, 0)
+            return nextID
+        }
+        return (id, promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .binary:
+            var payload = frame.unmaskedData
+            guard let header = payload.readBytes(length: BinaryFrameHeader.size) else { return }
+            let id = header[2..<10].reduce(0) { $0 << 8 | Int($1) }
+            lock.withLock { pending[id]?.bytes += payload.readableBytes }
+        case .text:
+            let bytes = Array(frame.unmaskedData.readableBytesView)
+            if !sawHello {
+                sawHello = true
+                hello.succeed(())
+                return
+            }
+            guard let value = try? JSONParser.parse(bytes), value["type"] == "reply", let id = value["id"]?.intValue else { return }
+            guard let entry = lock.withLock({ pending.removeValue(forKey: id) }) else { return }
+            if value["ok"] == true {
+                entry.promise.succeed(value["body"]?["bodyBytes"]?.intValue ?? entry.bytes)
+            } else {
+                entry.promise.fail(BridgeError(ErrorCode(value["error"]?["code"]?.stringValue ?? "internal"), value["error"]?["message"]?.stringValue ?? ""))
+            }
+        case .connectionClose:
+            context.close(promise: nil)
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let all = lock.withLock { () -> [EventLoopPromise<Int>] in
+            defer { pending = [:] }
+            return pending.values.map(\.promise)
+        }
+        all.forEach { $0.fail(BridgeError(.network, "the connection closed")) }
+    }
+}
+
+/// Sends the upgrade request once the channel is active.
+final class UpgradeRequestHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+    let port: Int
+
+    init(port: Int) { self.port = port }
+
+    func channelActive(context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "127.0.0.1:\(port)")
+        headers.add(name: "Sec-WebSocket-Protocol", value: "bridge.v1")
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/bridge", headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}
