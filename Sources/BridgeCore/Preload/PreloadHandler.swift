@@ -27,8 +27,9 @@ public struct PreloadHandler: BridgeHandler {
         var sources: [JSONValue] = []
         if let page = request.page {
             let resource = PreloadResource(url: page, priority: PreloadResource.defaultPriority, source: "page")
-            run.expect(1)
-            let (outcome, bytes) = await run.load(resource, mode: request.includePage ? .default : .noStore, keepBody: true)
+            if request.includePage { run.expect(1) }
+            let (outcome, bytes) = await run.load(
+                resource, mode: request.includePage ? .default : .noStore, keepBody: true, reporting: request.includePage)
             if request.includePage { outcomes.append(outcome) }
             let links = bytes.map { HTMLLinks.extract(html: String(decoding: $0, as: UTF8.self), pageURL: page) } ?? []
             for link in links {
@@ -42,8 +43,7 @@ public struct PreloadHandler: BridgeHandler {
         }
         if let manifest = request.manifest {
             let resource = PreloadResource(url: manifest, priority: PreloadResource.defaultPriority, source: "manifest")
-            run.expect(1)
-            var (outcome, bytes) = await run.load(resource, mode: .noStore, keepBody: true)
+            var (outcome, bytes) = await run.load(resource, mode: .noStore, keepBody: true, reporting: false)
             var found: [PreloadResource] = []
             if let bytes, outcome.status.map({ (200..<300).contains($0) }) ?? false {
                 do { found = try PreloadManifest.resources(from: bytes, url: manifest) } catch { outcome.error = error }

@@ -63,9 +63,12 @@ final class PreloadRun: Sendable {
 
     /// Fetches one resource through the cache in `mode` and reads its body to the end (so a
     /// stored body is complete); returns the outcome and, with `keepBody`, the body.
-    func load(_ resource: PreloadResource, mode: CacheMode, keepBody: Bool) async -> (PreloadOutcome, [UInt8]?) {
+    ///
+    /// With `reporting` false (a page or manifest read only for its list) no `preload.resource`
+    /// event is sent; the progress stream still shows the request.
+    func load(_ resource: PreloadResource, mode: CacheMode, keepBody: Bool, reporting: Bool = true) async -> (PreloadOutcome, [UInt8]?) {
         var outcome = PreloadOutcome(resource: resource, result: .failed)
-        await report(outcome, state: "started")
+        if reporting { await report(outcome, state: "started") }
         let connection = call.connection
         let token = request.group.map { connection.groups.start(group: $0) }
         let trace = connection.broker.progress.begin(source: .preload, url: resource.url, method: "GET", group: request.group, connection: connection.number)
@@ -84,7 +87,7 @@ final class PreloadRun: Sendable {
             trace.fail(failure)
         }
         if let group = request.group, let token { connection.groups.finish(group: group, token: token) }
-        await report(outcome, state: outcome.result == .failed ? "failed" : "finished")
+        if reporting { await report(outcome, state: outcome.result == .failed ? "failed" : "finished") }
         return (outcome, body)
     }
 
