@@ -42,8 +42,10 @@ extension OriginHandler {
               const started = performance.now();
               const sizes = await Promise.all(links.map(async (link) => (await (await fetch(link.href)).arrayBuffer()).byteLength));
               const done = performance.now();
+              const navigation = performance.getEntriesByType("navigation")[0];
               window.preloadDemo = {resources: links.length, bytes: sizes.reduce((a, b) => a + b, 0),
-                                    fetchMs: done - started, loadMs: done};
+                                    fetchMs: done - started, loadMs: done, readyMs: started,
+                                    documentMs: navigation ? navigation.responseEnd : null};
               document.getElementById("result").textContent =
                 `${links.length} resources, ${window.preloadDemo.bytes} bytes: loaded ${Math.round(done)} ms after navigation`;
               if (parent !== window) parent.postMessage({preloadDemo: window.preloadDemo}, "*");
