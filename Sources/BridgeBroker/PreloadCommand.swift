@@ -21,8 +21,7 @@ struct PreloadCommand: AsyncParsableCommand {
     @Option(help: "Order: priority (highest first) or listed.") var priority: String?
     @Flag(name: .customLong("include-page"), help: "Store the page itself in the cache too.") var includePage = false
     @Option(help: "The page load the resources count towards (group progress).") var group: String?
-    @Option(help: "The broker's WebSocket URL.") var broker = "ws://127.0.0.1:8787/bridge"
-    @Option(help: "The broker's token, if it requires one.") var token: String?
+    @OptionGroup var connection: CacheCommand.Connection
     @Flag(help: "Print the events and the reply as JSON lines.") var json = false
 
     func validate() throws {
@@ -46,13 +45,7 @@ struct PreloadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let client: BridgeClient
-        do {
-            client = try await BridgeClient.connect(url: broker, token: token)
-        } catch {
-            StandardOutput.error("bridge-broker preload: cannot reach the broker at \(broker): \(error)")
-            throw ExitCode(7)
-        }
+        let client = try await connection.connect(for: "preload")
         defer { client.close() }
         let display = PreloadDisplay(json: json, terminal: TerminalText.isTerminal)
         let reply: JSONValue

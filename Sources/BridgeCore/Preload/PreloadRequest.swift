@@ -82,10 +82,7 @@ public struct PreloadRequest: Sendable {
             }
             order = value
         }
-        if let value = object["includePage"], !value.isNull {
-            guard let flag = value.boolValue else { throw BridgeError(.badRequest, "\"includePage\" must be a boolean") }
-            includePage = flag
-        }
+        includePage = try FetchRequest.bool(object, "includePage") ?? false
         if includePage, page == nil { throw BridgeError(.badRequest, "\"includePage\" needs a \"page\"") }
         group = try FetchRequest.string(object, "group")
         if let milliseconds = try Self.bounded(object, "timeout", 1...86_400_000) { timeout = .milliseconds(milliseconds) }
