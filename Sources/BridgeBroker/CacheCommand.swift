@@ -16,15 +16,19 @@ struct CacheCommand: AsyncParsableCommand {
         @Option(help: "The broker's WebSocket URL.") var broker = "ws://127.0.0.1:8787/bridge"
         @Option(help: "The broker's token, if it requires one.") var token: String?
 
-        /// Posts `name` with `body` and prints the reply as JSON.
-        func post(_ name: String, _ body: JSONValue) async throws {
-            let client: BridgeClient
+        /// Connects to the broker; on failure, says so for `command` and exits with status 7.
+        func connect(for command: String) async throws -> BridgeClient {
             do {
-                client = try await BridgeClient.connect(url: broker, token: token)
+                return try await BridgeClient.connect(url: broker, token: token)
             } catch {
-                StandardOutput.error("bridge-broker cache: cannot reach the broker at \(broker): \(error)")
+                StandardOutput.error("bridge-broker \(command): cannot reach the broker at \(broker): \(error)")
                 throw ExitCode(7)
             }
+        }
+
+        /// Posts `name` with `body` and prints the reply as JSON.
+        func post(_ name: String, _ body: JSONValue) async throws {
+            let client = try await connect(for: "cache")
             defer { client.close() }
             do {
                 StandardOutput.line(try await client.post(name, body).jsonString)

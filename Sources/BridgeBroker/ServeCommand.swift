@@ -37,6 +37,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("demo-origin"), help: "Also run the demo origin (a local test server for the examples) on this port, and allow it.")
     var demoOrigin: Int?
     @Option(name: .customLong("demo-latency"), help: "Milliseconds the demo origin waits before each response.") var demoLatency = 0
+    @Option(name: .customLong("preload-manifest"), help: "Preload the resources this JSON manifest URL lists, once started.")
+    var preloadManifest: String?
+    @Option(name: .customLong("preload-interval"), help: "Seconds between preloads of --preload-manifest; 0 preloads once.")
+    var preloadInterval = 0
 
     func validate() throws {
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
@@ -46,6 +50,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard demoOrigin.map({ (1...65535).contains($0) }) ?? true else { throw ValidationError("--demo-origin must be 1 to 65535") }
         guard demoLatency >= 0 else { throw ValidationError("--demo-latency must not be negative") }
+        guard preloadInterval >= 0 else { throw ValidationError("--preload-interval must not be negative") }
+        if let preloadManifest, (try? FetchRequest.normalize(url: preloadManifest)) == nil {
+            throw ValidationError("--preload-manifest must be an absolute http(s) URL")
+        }
     }
 
     func run() async throws {
@@ -73,6 +81,8 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("cannot start the demo origin on port \(demoOrigin): \(error)")
             }
             configuration.allowURLs.append("http://127.0.0.1:\(demoOrigin)/*")
+            // The demo origin's own pages (the preload demo) talk to the broker too.
+            configuration.allowedOrigins.append("http://127.0.0.1:\(demoOrigin)")
         }
         let server = BrokerServer(configuration: configuration, logger: logger)
         do {
@@ -90,6 +100,9 @@ struct ServeCommand: AsyncParsableCommand {
             """
         // Written unbuffered so that scripts waiting for the banner see it at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
+        if let preloadManifest {
+            server.preloadPeriodically(manifest: preloadManifest, every: preloadInterval > 0 ? .seconds(preloadInterval) : nil)
+        }
         await BrokerServer.waitForTerminationSignal()
         logger.info("shutting down")
         await server.shutdown()

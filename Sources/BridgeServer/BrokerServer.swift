@@ -30,8 +30,8 @@ public final class BrokerServer: Sendable {
     /// The HTTP cache every fetch goes through.
     public let cache: HTTPCache
 
-    /// Creates the server with the `echo`, `fetch`, `cache.stats` and `cache.clear` handlers
-    /// registered, and opens the HTTP cache in the cache directory (a cache that cannot open is
+    /// Creates the server with the `echo`, `fetch`, `preload`, `progress.subscribe`,
+    /// `cache.stats` and `cache.clear` handlers registered, and opens the HTTP cache in the cache directory (a cache that cannot open is
     /// disabled and logged; the broker then serves uncached).
     public init(configuration: BrokerServerConfiguration, logger: Logger = Logger(label: "bridge-broker")) {
         self.configuration = configuration
@@ -44,7 +44,10 @@ public final class BrokerServer: Sendable {
         let store = SQLiteCacheStore(configuration: storeConfiguration) { [logger] message in logger.error("\(message)") }
         cache = HTTPCache(store: store, upstream: upstream, logger: logger)
         let rules = URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs)
-        broker.register("fetch", FetchHandler(upstream: upstream, rules: rules, cache: cache))
+        let fetch = FetchHandler(upstream: upstream, rules: rules, cache: cache)
+        broker.register("fetch", fetch)
+        broker.register("preload", PreloadHandler(fetch: fetch))
+        broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress))
         broker.register("cache.stats", CacheStatsHandler(cache: cache))
         broker.register("cache.clear", CacheClearHandler(cache: cache))
         var socket = WebSocketServerConfiguration()

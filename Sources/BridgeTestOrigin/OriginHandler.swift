@@ -86,6 +86,10 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             send(context, status: .ok, type: "text/plain", body: OriginRequest.gzipHello, head: request.head, extra: [("Content-Encoding", "gzip")])
         case "cached":
             respondCached(context, to: request)
+        case "page":
+            respondPage(context, to: request)
+        case "manifest":
+            respondManifest(context, to: request)
         case "count":
             let counts = self.counts.value.withLock { $0 }
             let json = "{" + counts.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"

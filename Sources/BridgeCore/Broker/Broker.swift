@@ -10,12 +10,15 @@ public final class Broker: Sendable {
     /// The limits announced and enforced.
     public let configuration: BrokerConfiguration
     let logger: Logger
+    /// The broker-wide progress stream every request reports into (`progress.subscribe`).
+    public let progress: ProgressHub
     private let handlers = Mutex<[String: any BridgeHandler]>([:])
 
     /// Creates a broker with the `echo` handler registered.
     public init(configuration: BrokerConfiguration = BrokerConfiguration(), logger: Logger = Logger(label: "bridge.broker")) {
         self.configuration = configuration
         self.logger = logger
+        self.progress = ProgressHub()
         register("echo", EchoHandler())
     }
 

@@ -12,6 +12,8 @@ public final class BrokerConnection: Sendable {
     public let info: ConnectionInfo
     /// Page-load progress of this connection's fetch groups.
     public let groups: GroupProgress
+    /// This connection's number in the progress stream.
+    public let number: Int
     private let state = Mutex(State())
 
     struct State {
@@ -20,6 +22,7 @@ public final class BrokerConnection: Sendable {
         var nextToken: UInt64 = 0
         var closed = false
         var pausedBodies = 0
+        var closeActions: [@Sendable () -> Void] = []
         var inFlight: Int { posts.count + anonymous.count }
     }
 
@@ -27,7 +30,18 @@ public final class BrokerConnection: Sendable {
         self.broker = broker
         self.sink = sink
         self.info = info
-        self.groups = GroupProgress(sink: sink)
+        self.number = broker.progress.nextConnectionNumber()
+        self.groups = GroupProgress(sink: sink, hub: broker.progress, connection: number)
+    }
+
+    /// Runs `action` once the connection is gone (at once if it already is): for work that
+    /// outlives a post, such as a progress subscription.
+    public func whenClosed(_ action: @escaping @Sendable () -> Void) {
+        let closed = state.withLock { state in
+            if !state.closed { state.closeActions.append(action) }
+            return state.closed
+        }
+        if closed { action() }
     }
 
     /// The number of posts in flight, for tests and stats.
@@ -87,13 +101,15 @@ public final class BrokerConnection: Sendable {
 
     /// The connection is gone: every post in flight is cancelled and nothing more is sent.
     public func closed() {
-        let entries: [PostEntry] = state.withLock { state in
+        let (entries, actions): ([PostEntry], [@Sendable () -> Void]) = state.withLock { state in
             state.closed = true
             let all = Array(state.posts.values) + Array(state.anonymous.values)
             state.posts = [:]
             state.anonymous = [:]
-            return all
+            defer { state.closeActions = [] }
+            return (all, state.closeActions)
         }
+        for action in actions { action() }
         for entry in entries {
             entry.task?.cancel()
             entry.body?.fail(BridgeError(.cancelled, "the connection closed"))

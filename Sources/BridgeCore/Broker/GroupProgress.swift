@@ -5,9 +5,12 @@ import Synchronization
 /// Each request weighs the same; a request counts by its downloaded fraction when its size is
 /// known, half once its headers arrived when it is not, and whole once finished. Updates go to
 /// the connection as `group.progress` events, at most one per `interval` per group, and always
-/// one when the last request of the group finishes.
+/// one when the last request of the group finishes; the same bodies, with the connection's
+/// number, go to the progress stream as `progress.group`.
 public final class GroupProgress: Sendable {
     private let sink: any ConnectionSink
+    private let hub: ProgressHub?
+    private let connection: Int
     private let interval: Duration
     private let state = Mutex<[String: Group]>([:])
 
@@ -30,14 +33,16 @@ public final class GroupProgress: Sendable {
         var lastSent: ContinuousClock.Instant?
     }
 
-    init(sink: any ConnectionSink, interval: Duration = .milliseconds(50)) {
+    init(sink: any ConnectionSink, hub: ProgressHub? = nil, connection: Int = 0, interval: Duration = .milliseconds(50)) {
         self.sink = sink
+        self.hub = hub
+        self.connection = connection
         self.interval = interval
     }
 
     /// Adds a request to `group`; returns the token that names it in later updates.
     public func start(group: String) -> UInt64 {
-        let (token, frame) = state.withLock { groups in
+        let (token, frame): (UInt64, JSONValue?) = state.withLock { groups in
             var entry = groups[group] ?? Group()
             entry.nextToken += 1
             let token = entry.nextToken
@@ -46,13 +51,13 @@ public final class GroupProgress: Sendable {
             groups[group] = entry
             return (token, frame)
         }
-        if let frame { sink.send(frame, binary: false) }
+        send(frame)
         return token
     }
 
     /// Records a request's progress: headers seen, bytes loaded, size when known.
     public func update(group: String, token: UInt64, loaded: Int, total: Int?, headers: Bool = true) {
-        let frame: [UInt8]? = state.withLock { groups in
+        let frame: JSONValue? = state.withLock { groups in
             guard var entry = groups[group], entry.requests[token] != nil else { return nil }
             entry.requests[token]!.loaded = loaded
             entry.requests[token]!.total = total
@@ -61,12 +66,12 @@ public final class GroupProgress: Sendable {
             groups[group] = entry
             return frame
         }
-        if let frame { sink.send(frame, binary: false) }
+        send(frame)
     }
 
     /// Marks a request finished (succeeded or failed); the group ends when all have.
     public func finish(group: String, token: UInt64) {
-        let frame: [UInt8]? = state.withLock { groups in
+        let frame: JSONValue? = state.withLock { groups in
             guard var entry = groups[group], entry.requests[token] != nil else { return nil }
             entry.requests[token]!.finished = true
             let done = entry.requests.values.allSatisfy(\.finished)
@@ -74,10 +79,18 @@ public final class GroupProgress: Sendable {
             groups[group] = done ? nil : entry
             return frame
         }
-        if let frame { sink.send(frame, binary: false) }
+        send(frame)
     }
 
-    private static func frameIfDue(name: String, _ group: inout Group, force: Bool, interval: Duration) -> [UInt8]? {
+    private func send(_ body: JSONValue?) {
+        guard let body else { return }
+        sink.send(ServerMessage.event(id: nil, name: "group.progress", body: body), binary: false)
+        guard let hub, case .object(var members) = body else { return }
+        members["connection"] = .integer(connection)
+        hub.publish("progress.group", .object(members))
+    }
+
+    private static func frameIfDue(name: String, _ group: inout Group, force: Bool, interval: Duration) -> JSONValue? {
         let now = ContinuousClock.now
         if !force, let last = group.lastSent, now - last < interval { return nil }
         group.lastSent = now
@@ -93,6 +106,6 @@ public final class GroupProgress: Sendable {
             "total": .integer(known.compactMap(\.total).reduce(0, +)),
             "progress": .double(force ? 1 : progress),
         ]
-        return ServerMessage.event(id: nil, name: "group.progress", body: body)
+        return body
     }
 }

@@ -15,7 +15,8 @@ extension FetchExchange {
 
         let noBody = method == "HEAD" || [204, 304].contains(response.status) || (100..<200).contains(response.status)
         let mode = noBody ? ResponseBodyMode.none : (request.responseBody ?? Self.defaultMode(for: headers["content-type"]))
-        let total = response.body.length ?? (response.body.decoded ? nil : headers["content-length"].flatMap { Int($0.trimmingSpaces) })
+        let total = Self.expectedLength(of: response)
+        trace.response(status: response.status, cache: exchange.status, total: total)
         if let group = request.group, let groupToken {
             call.connection.groups.update(group: group, token: groupToken, loaded: 0, total: total)
         }
@@ -61,6 +62,7 @@ extension FetchExchange {
             try Task.checkCancellation()
             loaded += chunk.count
             try await consume(chunk)
+            trace.progress(loaded: loaded)
             if let group = request.group, let groupToken {
                 call.connection.groups.update(group: group, token: groupToken, loaded: loaded, total: total)
             }
@@ -72,6 +74,12 @@ extension FetchExchange {
             await call.sendEvent("progress", Self.progress(loaded: loaded, total: total ?? loaded))
         }
         return loaded
+    }
+
+    /// The body's size when the response tells it: stored bodies know theirs, and an undecoded
+    /// network body has its Content-Length.
+    static func expectedLength(of response: UpstreamResponse) -> Int? {
+        response.body.length ?? (response.body.decoded ? nil : response.headers["content-length"].flatMap { Int($0.trimmingSpaces) })
     }
 
     private static func progress(loaded: Int, total: Int?) -> JSONValue {

@@ -7,8 +7,24 @@ struct FetchExchange: Sendable {
     let request: FetchRequest
     let handler: FetchHandler
     let groupToken: UInt64?
+    let trace: RequestTrace
+
+    /// The final response of a request, after the redirects it followed.
+    struct FinalHop: Sendable {
+        var exchange: CachedExchange
+        var url: String
+        var method: String
+        var redirected: Bool
+    }
 
     func run() async throws -> JSONValue {
+        let hop = try await finalHop()
+        return try await deliver(hop.exchange, url: hop.url, method: hop.method, redirected: hop.redirected)
+    }
+
+    /// Sends the request through the cache and follows redirects as the request asks; the
+    /// caller reads the final response's body.
+    func finalHop() async throws -> FinalHop {
         let deadline = ContinuousClock.now + request.timeout
         var url = request.url
         var method = request.method
@@ -24,14 +40,15 @@ struct FetchExchange: Sendable {
                 url: url, method: method, headers: headers, body: try upstreamBody(body), deadline: deadline,
                 addressAllowed: { address in anyAddress || (IPAddress(address)?.isPublic ?? false) }
             )
+            trace.connecting(url: url)
             let exchange = try await handler.exchange(upstreamRequest, mode: request.cache)
             let response = exchange.response
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else {
-                return try await deliver(exchange, url: url, method: method, redirected: redirected)
+                return FinalHop(exchange: exchange, url: url, method: method, redirected: redirected)
             }
             switch request.redirect {
             case .manual:
-                return try await deliver(exchange, url: url, method: method, redirected: redirected)
+                return FinalHop(exchange: exchange, url: url, method: method, redirected: redirected)
             case .error:
                 throw BridgeError(.network, "\(url) redirected to \(location) and redirect mode is \"error\"")
             case .follow:

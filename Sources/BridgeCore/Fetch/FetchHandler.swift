@@ -27,9 +27,13 @@ public struct FetchHandler: BridgeHandler {
         defer {
             if let group = request.group, let groupToken { call.connection.groups.finish(group: group, token: groupToken) }
         }
-        let exchange = FetchExchange(call: call, request: request, handler: self, groupToken: groupToken)
-        return try await withDeadline(request.timeout, message: "\(request.url) took longer than \(request.timeout)") {
-            try await exchange.run()
+        let trace = call.connection.broker.progress.begin(
+            source: .fetch, url: request.url, method: request.method, group: request.group, connection: call.connection.number)
+        let exchange = FetchExchange(call: call, request: request, handler: self, groupToken: groupToken, trace: trace)
+        return try await trace.during {
+            try await withDeadline(request.timeout, message: "\(request.url) took longer than \(request.timeout)") {
+                try await exchange.run()
+            }
         }
     }
 }

@@ -122,12 +122,7 @@ public struct FetchRequest: Sendable {
             }
             responseBody = mode
         }
-        if let value = object["progress"], !value.isNull {
-            guard let flag = value.boolValue else { throw BridgeError(.badRequest, "\"progress\" must be a boolean") }
-            progress = flag
-        } else {
-            progress = true
-        }
+        progress = try FetchRequest.bool(object, "progress") ?? true
         group = try FetchRequest.string(object, "group")
     }
 
@@ -170,6 +165,12 @@ public struct FetchRequest: Sendable {
         guard let value = object[key], !value.isNull else { return nil }
         guard let string = value.stringValue else { throw BridgeError(.badRequest, "\"\(key)\" must be a string, not \(value.typeName)") }
         return string
+    }
+
+    static func bool(_ object: JSONObject, _ key: String) throws(BridgeError) -> Bool? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let flag = value.boolValue else { throw BridgeError(.badRequest, "\"\(key)\" must be a boolean") }
+        return flag
     }
 
     static func integer(_ object: JSONObject, _ key: String) throws(BridgeError) -> Int? {

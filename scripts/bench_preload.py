@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""First load of a page with N resources behind a slow origin, without and after preload,
+measured in headless Chromium (the Selenium setup of tests/browser).
+
+    python3 scripts/bench_preload.py [--rounds 5] [--resources 30] [--latency 50] [--size 20000]
+
+Each round: clear the broker's cache and load the demo origin's /page cold; clear it again,
+`preload` the page, and load it again. The page loads its resources with fetch through the
+broker's shim and records when the last one arrived (ms since navigation start, and ms spent
+fetching). The origin's /count tells how many requests reached it during each load. Prints the
+medians as a Markdown table for docs/BENCHMARKS.md.
+"""
+import argparse
+import json
+import pathlib
+import shutil
+import statistics
+import sys
+import time
+import urllib.request
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "examples"))
+from support import Broker  # noqa: E402
+from headless_client import BridgeConnection  # noqa: E402
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+
+
+def origin_requests(broker):
+    with urllib.request.urlopen(broker.origin + "/count") as response:
+        counts = json.load(response)
+    return sum(count for path, count in counts.items() if path != "/count")
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    return webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+
+
+def load(driver, broker, page_url):
+    """Loads the page and returns its timing and the origin requests made meanwhile."""
+    before = origin_requests(broker)
+    driver.get(page_url)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        result = driver.execute_script("return window.preloadDemo || null")
+        if result:
+            break
+        time.sleep(0.01)
+    else:
+        raise RuntimeError("the page did not finish loading")
+    if "error" in result:
+        raise RuntimeError(result["error"])
+    # The page itself comes from the origin (the browser loads it natively): count only the rest.
+    result["originRequests"] = origin_requests(broker) - before - 1
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--resources", type=int, default=30)
+    parser.add_argument("--latency", type=int, default=50)
+    parser.add_argument("--size", type=int, default=20000)
+    args = parser.parse_args()
+
+    broker = Broker("--demo-latency", str(args.latency))
+    driver = browser()
+    client = BridgeConnection(broker.url)
+    page = f"{broker.origin}/page?n={args.resources}&size={args.size}&broker={broker.http}"
+    cold, warm, preload_ms = [], [], []
+    try:
+        for round_number in range(args.rounds + 1):
+            client.post("cache.clear", None, on_frame=lambda frame: None)
+            first = load(driver, broker, f"{page}&round={round_number}&cold=1")
+            client.post("cache.clear", None, on_frame=lambda frame: None)
+            started = time.time()
+            reply = client.post("preload", {"page": page}, on_frame=lambda frame: None)
+            elapsed = (time.time() - started) * 1000
+            assert reply["ok"] and reply["body"]["totals"]["stored"] == args.resources, reply
+            second = load(driver, broker, f"{page}&round={round_number}&warm=1")
+            if round_number == 0:
+                continue  # warm-up: Chromium's first navigation and the broker's first connections
+            cold.append(first)
+            warm.append(second)
+            preload_ms.append(elapsed)
+    finally:
+        driver.quit()
+        broker.stop()
+
+    def median(results, key):
+        return statistics.median(result[key] for result in results)
+
+    print(f"{args.resources} resources of {args.size} bytes, origin latency {args.latency} ms, "
+          f"median of {args.rounds} rounds (headless Chromium)\n")
+    print("| first load | page loaded (ms after navigation) | of which: document | shim ready | resources fetched | upstream requests during the load |")
+    print("|---|---|---|---|---|---|")
+    for name, results in (("without preload", cold), ("after preload", warm)):
+        print(f"| {name} | {median(results, 'loadMs'):.0f} | {median(results, 'documentMs'):.0f} | "
+              f"{median(results, 'readyMs'):.0f} | {median(results, 'fetchMs'):.0f} | "
+              f"{max(result['originRequests'] for result in results)} |")
+    print(f"\nspeed-up: {median(cold, 'loadMs') / median(warm, 'loadMs'):.1f}x page load, "
+          f"{median(cold, 'fetchMs') / median(warm, 'fetchMs'):.1f}x resource fetching; "
+          f"the preload itself took {statistics.median(preload_ms):.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
