@@ -146,4 +146,17 @@ struct HTTPCacheStaleTests {
         #expect(ContinuousClock.now - start < .seconds(1))
         _ = try await slow.value
     }
+
+    @Test func aRequestAfterTheReplySeesWhatTheReplyStored() async throws {
+        let rig = CacheRig(store: MemoryCacheStore(writeDelay: .milliseconds(300))) { _ in
+            response(200, ["cache-control": "max-age=60"], body: "stored")
+        }
+        // The reply's body is read whole; its commit is still in flight when the next request comes.
+        let first = try await rig.cache.send(request(), mode: .reload)
+        #expect(try await readBody(first) == "stored")
+        let next = try await rig.cache.send(request(), mode: .onlyIfCached)
+        #expect(next.status == .hit)
+        #expect(try await readBody(next) == "stored")
+        #expect(rig.upstream.count == 1)
+    }
 }

@@ -43,7 +43,7 @@ extension HTTPCache {
             if case .store(let entry) = decision.write {
                 let length = served.body.decoded ? nil : served.headers.first("content-length").flatMap { Int($0) }
                 if let writer = await store.makeWriter(for: entry, expectedLength: length) {
-                    let tee = TeeBody(source: served.body, writer: writer, leader: leader, writes: writes)
+                    let tee = TeeBody(source: served.body, writer: writer, leader: leader, writes: writes, commits: commits, key: CacheKey.primary(for: request.url))
                     leader?.handOver()
                     served.body = UpstreamResponseBody(decoded: served.body.decoded, length: served.body.length) {
                         try await tee.next()
@@ -78,13 +78,17 @@ final class TeeBody: Sendable {
     let writer: any CacheEntryWriter
     let leader: CollapsingLeader?
     let writes: BackgroundTasks
+    let commits: PendingCommits
+    let key: String
     private let phase = Mutex(Phase.writing)
 
-    init(source: UpstreamResponseBody, writer: any CacheEntryWriter, leader: CollapsingLeader?, writes: BackgroundTasks) {
+    init(source: UpstreamResponseBody, writer: any CacheEntryWriter, leader: CollapsingLeader?, writes: BackgroundTasks, commits: PendingCommits, key: String) {
         self.source = source
         self.writer = writer
         self.leader = leader
         self.writes = writes
+        self.commits = commits
+        self.key = key
     }
 
     func next() async throws -> [UInt8]? {
@@ -116,9 +120,10 @@ final class TeeBody: Sendable {
             return
         }
         // The client has its last byte already; the commit (and the requests collapsed behind
-        // this one) must not make it wait.
+        // this one) must not make it wait. Lookups of the same URL wait for it instead, so a
+        // request sent after this reply sees the stored response, as in a browser's cache.
         let (writer, leader) = (self.writer, self.leader)
-        writes.start {
+        commits.run(key: key) {
             _ = await writer.commit()
             leader?.finish()
         }

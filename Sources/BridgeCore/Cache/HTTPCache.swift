@@ -43,6 +43,7 @@ public final class HTTPCache: Sendable {
     let collapsing = RequestCollapsing()
     let background = BackgroundTasks()
     let writes = BackgroundTasks()
+    let commits = PendingCommits()
 
     /// How long a background revalidation may take.
     public static let backgroundTimeout: Duration = .seconds(60)
@@ -86,19 +87,22 @@ public final class HTTPCache: Sendable {
     /// (for tests and shutdown).
     public func waitForBackgroundWork() async {
         await background.waitForAll()
-        await writes.waitForAll()
+        await waitForPendingWrites()
     }
 
     /// Waits until every cache write started so far has ended.
     public func waitForPendingWrites() async {
         await writes.waitForAll()
+        await commits.waitForAll()
     }
 
     func send(_ request: UpstreamRequest, mode: CacheMode, attempt: Int) async throws -> CachedExchange {
         let cacheRequest = CacheRequest(method: request.method, url: request.url, headers: request.headers)
         // no-store and reload never read; skipping the lookup keeps them off the store entirely.
         let reads = cacheRequest.method == "GET" && mode != .noStore && mode != .reload
-        let candidates = reads ? await store.entries(for: CacheKey.primary(for: request.url)) : []
+        let key = CacheKey.primary(for: request.url)
+        if reads { await commits.wait(for: key) }
+        let candidates = reads ? await store.entries(for: key) : []
         let plan = planner.plan(request: cacheRequest, mode: mode, storedCandidates: candidates, now: clock.now())
         switch plan {
         case .fail:

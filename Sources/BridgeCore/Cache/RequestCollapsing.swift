@@ -106,3 +106,39 @@ final class BackgroundTasks: Sendable {
     /// How many tasks are running.
     var count: Int { state.withLock { $0.tasks.count } }
 }
+
+/// Commits of stored responses still in flight, by primary cache key.
+///
+/// A reply leaves before its response is committed; a lookup of the same URL waits for the
+/// commit so that a request made after a reply sees what that reply stored.
+final class PendingCommits: Sendable {
+    private let state = Mutex((tasks: [String: [Int: Task<Void, Never>]](), next: 0))
+
+    /// Runs `commit` in the background, known under `key` until it ends.
+    func run(key: String, _ commit: @escaping @Sendable () async -> Void) {
+        state.withLock { state in
+            state.next += 1
+            let id = state.next
+            state.tasks[key, default: [:]][id] = Task {
+                await commit()
+                self.state.withLock { state in
+                    state.tasks[key]?[id] = nil
+                    if state.tasks[key]?.isEmpty == true { state.tasks[key] = nil }
+                }
+            }
+        }
+    }
+
+    /// Waits for the commits under `key` started so far.
+    func wait(for key: String) async {
+        let pending = state.withLock { Array(($0.tasks[key] ?? [:]).values) }
+        for task in pending { await task.value }
+    }
+
+    /// Waits until no commit is left.
+    func waitForAll() async {
+        while let task = state.withLock({ $0.tasks.values.first?.values.first }) {
+            await task.value
+        }
+    }
+}
