@@ -43,8 +43,9 @@ bench: deps
 	.build/release/bridge-broker bench $(ARGS)
 
 ## First load of a 30-resource page behind a 50 ms origin, without and after preload, in headless Chromium.
-bench-preload: build
-	python3 scripts/bench_preload.py $(ARGS)
+bench-preload: test-deps
+	$(SWIFT) build -c release --product bridge-broker
+	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_preload.py $(ARGS)
 
 conformance: build
 	scripts/autobahn.sh

@@ -9,7 +9,8 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BINARY = ROOT / ".build" / "debug" / "bridge-broker"
+# The tests use the debug build; benchmarks point BRIDGE_BROKER_BINARY at the release one.
+BINARY = pathlib.Path(os.environ.get("BRIDGE_BROKER_BINARY", ROOT / ".build" / "debug" / "bridge-broker"))
 sys.path.insert(0, str(ROOT / "examples"))
 
 

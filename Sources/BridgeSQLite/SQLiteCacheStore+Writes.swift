@@ -72,6 +72,8 @@ extension SQLiteCacheStore {
                 }
             }
             forget(outcome.removed)
+            // Evictions remove other URLs' entries too.
+            invalidateIndex(outcome.evicted > 0 ? nil : entry.url)
             health.withLock { health in
                 (health.entries, health.bytes) = (outcome.entries, outcome.bytes)
                 health.evictions += outcome.evicted
@@ -103,6 +105,7 @@ extension SQLiteCacheStore {
                     "UPDATE cache_entries SET headers = ?, vary = ?, request_time = ?, response_time = ? WHERE id = ?",
                     [.text(CacheEntryCoding.encode(entry.headers)), .text(CacheEntryCoding.encode(entry.varyKey)),
                      .double(entry.requestTime), .double(entry.responseTime), .integer(id)])
+                self.invalidateIndex(entry.url)
             } catch {
                 self.failed(error, while: "updating \(entry.url)")
             }
@@ -147,6 +150,7 @@ extension SQLiteCacheStore {
                 }
             }
             forget(outcome.0)
+            invalidateIndex(nil)
             health.withLock { health in (health.entries, health.bytes) = (outcome.1.entries, outcome.1.bytes) }
             return outcome.0.count
         } catch {

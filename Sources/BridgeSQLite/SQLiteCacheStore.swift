@@ -52,6 +52,7 @@ public final class SQLiteCacheStore: CacheStore {
     let writer: SerialConnection?
     let reader: SerialConnection?
     let memory: Mutex<LRUCache<Int64, [UInt8]>>
+    let index = Mutex(EntryIndex())
     let health = Mutex(Health())
     let log: @Sendable (String) -> Void
     let bodiesPath: String
@@ -105,12 +106,16 @@ public final class SQLiteCacheStore: CacheStore {
 
     public func entries(for key: String) async -> [CachedResponse] {
         guard let reader, disabledReason == nil else { return [] }
+        let (indexed, generation) = indexedEntries(for: key)
+        if let indexed { return indexed }
         do {
-            return try await reader.run { connection in
+            let entries = try await reader.run { connection in
                 try connection.query(
                     "SELECT id, url, vary, status, headers, request_time, response_time FROM cache_entries WHERE url = ?",
                     [.text(key)], row: Self.decodeEntry)
             }.compactMap { $0 }
+            rememberEntries(entries, for: key, generation: generation)
+            return entries
         } catch {
             failed(error, while: "reading \(key)")
             return []
@@ -146,7 +151,11 @@ public final class SQLiteCacheStore: CacheStore {
             failed(error, while: "reading a body of \(entry.url)")
             return nil
         }
-        guard let located else { return nil }
+        guard let located else {
+            // Gone since it was listed (evicted, cleared): the listing must not be used again.
+            invalidateIndex(entry.url)
+            return nil
+        }
         touch(id)
         if let blob = located.blob {
             remember(id, blob)

@@ -118,6 +118,41 @@ struct SQLiteCacheStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/bodies").count == 2)
     }
 
+    @Test func theInMemoryIndexFollowsEveryKindOfWrite() async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory, disk: 20_000))
+        let url = "https://a.test/indexed"
+        #expect(await cache.entries(for: url).isEmpty)  // An empty answer is remembered too.
+        await store(cache, entry(url, vary: ["vary": "Accept-Language"], request: ["accept-language": "en"]), pattern(100))
+        #expect(await cache.entries(for: url).count == 1)
+        await store(cache, entry(url, vary: ["vary": "Accept-Language"], request: ["accept-language": "fr"]), pattern(100))
+        let variants = await cache.entries(for: url)
+        #expect(variants.count == 2)
+
+        var freshened = variants[0]
+        freshened.headers.set("etag", "\"v2\"")
+        await cache.update(freshened)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline, await cache.entries(for: url).first(where: { $0.id == freshened.id })?.headers.first("etag") == nil {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(await cache.entries(for: url).first { $0.id == freshened.id }?.headers.first("etag") == "\"v2\"")
+
+        await cache.remove(freshened)
+        #expect(await cache.entries(for: url).map(\.id) == [variants[1].id])
+
+        // Eviction removes another URL's entry that was looked up (and so remembered) before.
+        #expect(await cache.entries(for: url).count == 1)
+        for index in 0..<30 { await store(cache, entry("https://a.test/filler\(index)"), pattern(1000)) }
+        #expect(await cache.entries(for: url).isEmpty)
+        #expect(try await read(cache, url) == nil)
+
+        await store(cache, entry(url), pattern(10))
+        #expect(await cache.entries(for: url).count == 1)
+        #expect(await cache.clear(.prefix("https://a.test/ind")) == 1)
+        #expect(await cache.entries(for: url).isEmpty)
+    }
+
     @Test func clearByPrefixSinceAndEverything() async throws {
         let directory = TemporaryDirectory()
         let cache = SQLiteCacheStore(configuration: configuration(directory))

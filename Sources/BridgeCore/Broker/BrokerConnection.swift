@@ -101,18 +101,19 @@ public final class BrokerConnection: Sendable {
 
     /// The connection is gone: every post in flight is cancelled and nothing more is sent.
     public func closed() {
-        let (entries, actions): ([PostEntry], [@Sendable () -> Void]) = state.withLock { state in
+        // Task and body are read under the lock that guards their writes.
+        let (work, actions): ([(Task<Void, Never>?, RequestBodyChannel?)], [@Sendable () -> Void]) = state.withLock { state in
             state.closed = true
             let all = Array(state.posts.values) + Array(state.anonymous.values)
             state.posts = [:]
             state.anonymous = [:]
             defer { state.closeActions = [] }
-            return (all, state.closeActions)
+            return (all.map { ($0.task, $0.body) }, state.closeActions)
         }
         for action in actions { action() }
-        for entry in entries {
-            entry.task?.cancel()
-            entry.body?.fail(BridgeError(.cancelled, "the connection closed"))
+        for (task, body) in work {
+            task?.cancel()
+            body?.fail(BridgeError(.cancelled, "the connection closed"))
         }
     }
 
@@ -196,16 +197,17 @@ public final class BrokerConnection: Sendable {
     }
 
     private func cancel(id: Int) {
-        let entry: PostEntry? = state.withLock { state in
+        let work: (Task<Void, Never>?, RequestBodyChannel?)? = state.withLock { state in
             guard let entry = state.posts.removeValue(forKey: id) else { return nil }
             entry.isCancelled = true
             // The reply goes out now, inside the lock, so no event of the post can follow it.
             sink.send(ServerMessage.reply(id: id, error: BridgeError(.cancelled, "the post was cancelled")), binary: false)
             releasePause(of: entry, state: &state)
-            return entry
+            // Task and body are read under the lock that guards their writes.
+            return (entry.task, entry.body)
         }
-        entry?.task?.cancel()
-        entry?.body?.fail(BridgeError(.cancelled, "the post was cancelled"))
+        work?.0?.cancel()
+        work?.1?.fail(BridgeError(.cancelled, "the post was cancelled"))
     }
 
     private func rejectDuplicate(_ id: Int) {

@@ -1,0 +1,35 @@
+import BridgeCore
+
+/// The metadata of stored entries by URL, kept in memory so that a cache hit needs no SQLite
+/// query. Every write that can change a URL's entries invalidates it; a lookup that raced a
+/// write is not remembered (the generation changed meanwhile), so the index never goes stale.
+struct EntryIndex {
+    /// The most URLs remembered.
+    static let capacity = 4096
+
+    var urls = LRUCache<String, [CachedResponse]>(capacity: EntryIndex.capacity)
+    var generation: UInt64 = 0
+}
+
+extension SQLiteCacheStore {
+    /// The remembered entries of `key`, or nil with the generation to remember a query under.
+    func indexedEntries(for key: String) -> (entries: [CachedResponse]?, generation: UInt64) {
+        index.withLock { ($0.urls.get(key), $0.generation) }
+    }
+
+    /// Remembers `entries` for `key` unless a write invalidated anything since `generation`.
+    func rememberEntries(_ entries: [CachedResponse], for key: String, generation: UInt64) {
+        index.withLock { index in
+            guard index.generation == generation else { return }
+            _ = index.urls.put(key, entries, cost: 1)
+        }
+    }
+
+    /// Forgets `key`'s entries, or every URL's when `key` is nil (evictions, clears).
+    func invalidateIndex(_ key: String?) {
+        index.withLock { index in
+            index.generation += 1
+            if let key { index.urls.remove(key) } else { index.urls.removeAll() }
+        }
+    }
+}
