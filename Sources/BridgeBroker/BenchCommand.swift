@@ -27,6 +27,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     func wants(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
 
+    // Output goes through StandardOutput (unbuffered), so every finished table is out even if a
+    // later section fails.
     func run() async throws {
         var configuration = BrokerServerConfiguration()
         configuration.port = 0
@@ -37,13 +39,13 @@ struct BenchCommand: AsyncParsableCommand {
         let bare = BareEchoServer()
         try bare.start()
         let origin = try await LocalOrigin.start()
-        print("# bridge-broker bench\n")
-        print("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians.\n")
+        StandardOutput.line("# bridge-broker bench\n")
+        StandardOutput.line("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians.\n")
         if wants("echo") { try await echo(server: server, bare: bare) }
         if wants("fetch") { try await fetch(server: server, origin: origin) }
         if wants("cache") {
             try await cacheHits(server: server, bare: bare, origin: origin)
-            print(try await CacheBench.run())
+            StandardOutput.line(try await CacheBench.run())
         }
         bare.stop()
         await server.shutdown()
@@ -55,9 +57,9 @@ struct BenchCommand: AsyncParsableCommand {
         let body = String(repeating: "x", count: 100)
         let brokerURL = "ws://127.0.0.1:\(server.port)/bridge"
         let bareURL = "ws://127.0.0.1:\(bare.listeningPort)/"
-        print("## Echo: broker `echo` handler vs bare libwebsockets echo (100-byte bodies)\n")
-        print("| in flight | bare msg/s | broker msg/s | ratio | bare p50 / p99 µs | broker p50 / p99 µs |")
-        print("|---|---|---|---|---|---|")
+        StandardOutput.line("## Echo: broker `echo` handler vs bare libwebsockets echo (100-byte bodies)\n")
+        StandardOutput.line("| in flight | bare msg/s | broker msg/s | ratio | bare p50 / p99 µs | broker p50 / p99 µs |")
+        StandardOutput.line("|---|---|---|---|---|---|")
         for inFlight in [1, 64] {
             var bareRuns: [RoundTripBench.Figures] = []
             var brokerRuns: [RoundTripBench.Figures] = []
@@ -69,16 +71,16 @@ struct BenchCommand: AsyncParsableCommand {
                     sequence: replyID))
             }
             let b = median(bareRuns), k = median(brokerRuns)
-            print("| \(inFlight) | \(Int(b.messagesPerSecond)) | \(Int(k.messagesPerSecond)) | \(percent(k.messagesPerSecond / b.messagesPerSecond)) | \(Int(b.p50Microseconds)) / \(Int(b.p99Microseconds)) | \(Int(k.p50Microseconds)) / \(Int(k.p99Microseconds)) |")
+            StandardOutput.line("| \(inFlight) | \(Int(b.messagesPerSecond)) | \(Int(k.messagesPerSecond)) | \(percent(k.messagesPerSecond / b.messagesPerSecond)) | \(Int(b.p50Microseconds)) / \(Int(b.p99Microseconds)) | \(Int(k.p50Microseconds)) / \(Int(k.p99Microseconds)) |")
         }
-        print("\nTarget: broker ≥ 70% of the bare echo's throughput.\n")
+        StandardOutput.line("\nTarget: broker ≥ 70% of the bare echo's throughput.\n")
     }
 
     func fetch(server: BrokerServer, origin: LocalOrigin) async throws {
-        print("## Fetch from a local origin: through the broker vs direct (AsyncHTTPClient)\n")
-        print("The broker side uses a SwiftNIO WebSocket client (`NIOBridgeClient.swift`); `no-store` is the proxy path alone, `default` also writes every response into the cache.\n")
-        print("| body | cache mode | concurrency | direct req/s | broker req/s | ratio | direct MB/s | broker MB/s | direct p50 ms | broker p50 ms |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        StandardOutput.line("## Fetch from a local origin: through the broker vs direct (AsyncHTTPClient)\n")
+        StandardOutput.line("The broker side uses a SwiftNIO WebSocket client (`NIOBridgeClient.swift`); `no-store` is the proxy path alone, `default` also writes every response into the cache.\n")
+        StandardOutput.line("| body | cache mode | concurrency | direct req/s | broker req/s | ratio | direct MB/s | broker MB/s | direct p50 ms | broker p50 ms |")
+        StandardOutput.line("|---|---|---|---|---|---|---|---|---|---|")
         let client = try await NIOBridgeClient.connect(port: server.port)
         let direct = HTTPUpstreamClient()
         for (size, label, count) in [(1024, "1 KiB", requests), (1024 * 1024, "1 MiB", max(20, requests / 10))] {
@@ -102,11 +104,11 @@ struct BenchCommand: AsyncParsableCommand {
                         })
                     }
                     let d = FetchFigures.median(directRuns), b = FetchFigures.median(brokerRuns)
-                    print("| \(label) | \(mode) | \(concurrency) | \(Int(d.requestsPerSecond)) | \(Int(b.requestsPerSecond)) | \(percent(b.requestsPerSecond / d.requestsPerSecond)) | \(format(d.megabytesPerSecond)) | \(format(b.megabytesPerSecond)) | \(format(d.p50Milliseconds)) | \(format(b.p50Milliseconds)) |")
+                    StandardOutput.line("| \(label) | \(mode) | \(concurrency) | \(Int(d.requestsPerSecond)) | \(Int(b.requestsPerSecond)) | \(percent(b.requestsPerSecond / d.requestsPerSecond)) | \(format(d.megabytesPerSecond)) | \(format(b.megabytesPerSecond)) | \(format(d.p50Milliseconds)) | \(format(b.p50Milliseconds)) |")
                 }
             }
         }
-        print("\nTarget: 1 MiB fetch throughput through the broker ≥ 50% of direct.\n")
+        StandardOutput.line("\nTarget: 1 MiB fetch throughput through the broker ≥ 50% of direct.\n")
         await client.close()
         await direct.shutdown()
     }
@@ -129,11 +131,11 @@ struct BenchCommand: AsyncParsableCommand {
                 sequence: replyID))
         }
         let b = median(bareRuns), h = median(hitRuns)
-        print("## Cache hits: 1 KiB fetch served from the cache vs bare libwebsockets echo of 1 KiB, 64 in flight\n")
-        print("| bare echo msg/s | cache-hit fetch/s | ratio | bare p50 / p99 µs | hit p50 / p99 µs | origin requests during the runs |")
-        print("|---|---|---|---|---|---|")
-        print("| \(Int(b.messagesPerSecond)) | \(Int(h.messagesPerSecond)) | \(percent(h.messagesPerSecond / b.messagesPerSecond)) | \(Int(b.p50Microseconds)) / \(Int(b.p99Microseconds)) | \(Int(h.p50Microseconds)) / \(Int(h.p99Microseconds)) | \(origin.requestCount("/cached") - before) |")
-        print("\nTarget: cache-hit 1 KiB throughput ≥ 50% of the bare echo with 64 in flight.\n")
+        StandardOutput.line("## Cache hits: 1 KiB fetch served from the cache vs bare libwebsockets echo of 1 KiB, 64 in flight\n")
+        StandardOutput.line("| bare echo msg/s | cache-hit fetch/s | ratio | bare p50 / p99 µs | hit p50 / p99 µs | origin requests during the runs |")
+        StandardOutput.line("|---|---|---|---|---|---|")
+        StandardOutput.line("| \(Int(b.messagesPerSecond)) | \(Int(h.messagesPerSecond)) | \(percent(h.messagesPerSecond / b.messagesPerSecond)) | \(Int(b.p50Microseconds)) / \(Int(b.p99Microseconds)) | \(Int(h.p50Microseconds)) / \(Int(h.p99Microseconds)) | \(origin.requestCount("/cached") - before) |")
+        StandardOutput.line("\nTarget: cache-hit 1 KiB throughput ≥ 50% of the bare echo with 64 in flight.\n")
     }
 
     func median(_ runs: [RoundTripBench.Figures]) -> RoundTripBench.Figures {

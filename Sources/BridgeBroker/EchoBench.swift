@@ -1,3 +1,4 @@
+import BridgeCore
 import BridgeWebSocket
 import Foundation
 import Histogram
@@ -27,8 +28,13 @@ struct RoundTripBench {
             state.sent(seq)
             client.send(text: message(seq))
         }
-        await state.waitUntilDone()
+        // A run whose replies stop coming (the connection closed) fails instead of hanging.
+        let finished = try? await withDeadline(.seconds(120), message: "no reply for 120 s") {
+            await state.waitUntilDone()
+            return true
+        }
         client.close()
+        guard finished == true else { throw BridgeError(.timeout, "round trips to \(url) stopped before the end") }
         return state.figures(count: count)
     }
 

@@ -182,3 +182,57 @@ def test_loading_bar_reaches_one_hundred_percent(site, driver):
     """)
     driver.save_screenshot(str(OUT / "loading-bar-done.png"))
     assert state == {"progress": 1, "width": "100%", "tiles": 24}
+
+
+def test_the_shim_works_imported_as_an_es_module(site, driver):
+    driver.get(site["page"] + "/module.html")
+    result = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const wait = () => window.moduleResult ? window.moduleResult.then(done) : setTimeout(wait, 20);
+        wait();
+    """)
+    assert result == {"protocol": 1, "json": {"hello": "world", "n": 1}, "echoed": "from a module"}
+
+
+def test_every_request_body_kind_and_request_objects(page):
+    result = page(FNV32 + """
+        async function send(body, init = {}) {
+            const echo = await (await fetch(ORIGIN + "/echo", {method: "POST", body, ...init})).json();
+            const type = (echo.headers.find(([name]) => name.toLowerCase() === "content-type") || [])[1] || null;
+            return [echo.bodyText, type];
+        }
+        const stream = new ReadableStream({start(controller) {
+            controller.enqueue(new TextEncoder().encode("stre"));
+            controller.enqueue(new TextEncoder().encode("amed"));
+            controller.close();
+        }});
+        const request = new Request(ORIGIN + "/echo", {method: "PUT", body: "from a Request", headers: {"X-Kind": "request"}});
+        const viaRequest = await (await fetch(request)).json();
+        return {
+            string: await send("plain text"),
+            params: await send(new URLSearchParams({a: "1", b: "x y"})),
+            blob: await send(new Blob(["blob body"], {type: "text/x-blob"})),
+            view: await send(new Uint8Array([104, 105]).subarray(0, 2)),
+            stream: await send(stream, {duplex: "half"}),
+            request: [viaRequest.method, viaRequest.bodyText, viaRequest.headers.some(([n, v]) => n.toLowerCase() === "x-kind" && v === "request")],
+        };
+    """)
+    assert result["value"] == {
+        "string": ["plain text", "text/plain;charset=UTF-8"],
+        "params": ["a=1&b=x+y", "application/x-www-form-urlencoded;charset=UTF-8"],
+        "blob": ["blob body", "text/x-blob"],
+        "view": ["hi", None],
+        "stream": ["streamed", None],
+        "request": ["PUT", "from a Request", True],
+    }, result
+
+
+def test_excluded_urls_use_the_browser_network(page):
+    result = page("""
+        BridgeBroker.patch(undefined, {exclude: [ORIGIN + "/json*"]});
+        let excluded;
+        try { await fetch(ORIGIN + "/json"); excluded = "allowed"; } catch (e) { excluded = e.name; }
+        const bridged = (await fetch(ORIGIN + "/text/3")).status;
+        return {excluded, bridged};
+    """)
+    assert result["value"] == {"excluded": "TypeError", "bridged": 200}, "the excluded URL went to the network, where CORS blocks it"
