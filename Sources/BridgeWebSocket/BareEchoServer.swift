@@ -94,6 +94,6 @@ public final class BareEchoServer: @unchecked Sendable {
 func bareEchoCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int
 ) -> Int32 {
-    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
-    return Unmanaged<BareEchoServer>.fromOpaque(raw).takeUnretainedValue().handle(wsi: wsi, reason: reason, user: user, input: input, length: length)
+    guard let wsi, let server = contextOwner(of: wsi, as: BareEchoServer.self) else { return 0 }
+    return server.handle(wsi: wsi, reason: reason, user: user, input: input, length: length)
 }

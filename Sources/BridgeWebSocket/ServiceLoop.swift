@@ -107,3 +107,11 @@ func header(_ wsi: OpaquePointer?, _ token: lws_token_indexes, limit: Int = 4096
     guard length >= 0 else { return nil }
     return String(cString: buffer)
 }
+
+/// The object a context was created for (its `user` pointer), seen from a callback's `wsi`.
+///
+/// Callbacks are C functions with no captures: the owner comes back through the context.
+func contextOwner<Owner: AnyObject>(of wsi: OpaquePointer?, as type: Owner.Type) -> Owner? {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return nil }
+    return Unmanaged<Owner>.fromOpaque(raw).takeUnretainedValue()
+}

@@ -189,7 +189,6 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
 func clientCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int
 ) -> Int32 {
-    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
-    let client = Unmanaged<WebSocketClient>.fromOpaque(raw).takeUnretainedValue()
+    guard let wsi, let client = contextOwner(of: wsi, as: WebSocketClient.self) else { return 0 }
     return client.handle(wsi: wsi, reason: reason, input: input, length: length)
 }

@@ -6,8 +6,7 @@ import Foundation
 func serverCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int
 ) -> Int32 {
-    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
-    let server = Unmanaged<WebSocketServer>.fromOpaque(raw).takeUnretainedValue()
+    guard let wsi, let server = contextOwner(of: wsi, as: WebSocketServer.self) else { return 0 }
     return server.handle(wsi: wsi, reason: reason, user: user, input: input, length: length)
 }
 
