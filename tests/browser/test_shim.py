@@ -236,3 +236,24 @@ def test_excluded_urls_use_the_browser_network(page):
         return {excluded, bridged};
     """)
     assert result["value"] == {"excluded": "TypeError", "bridged": 200}, "the excluded URL went to the network, where CORS blocks it"
+
+
+def test_a_broker_with_a_token_accepts_the_page_that_presents_it(site, driver):
+    from conftest import PageHandler
+    from support import Broker
+
+    broker = Broker("--token", "s3cret", "--allow-origin", site["page"])
+    try:
+        results = {}
+        for token in ("s3cret", "wrong"):
+            PageHandler.values.update({"TOKEN_BROKER": broker.http, "TOKEN": token})
+            driver.get(site["page"] + "/token.html")
+            results[token] = driver.execute_async_script("""
+                const done = arguments[arguments.length - 1];
+                const timer = setTimeout(() => done({connected: false, state: BridgeBroker.state}), 3000);
+                BridgeBroker.ready.then((hello) => { clearTimeout(timer); done({connected: true, protocol: hello.protocol}); });
+            """)
+        assert results["s3cret"] == {"connected": True, "protocol": 1}
+        assert results["wrong"]["connected"] is False
+    finally:
+        broker.stop()
