@@ -44,7 +44,7 @@ public final class BareEchoServer: @unchecked Sendable {
         info.options = bridge_lws_option_disable_ipv6()
         info.pt_serv_buf_size = UInt32(fragmentBytes + 4096)
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        guard let context = lws_create_context(&info) else { throw WebSocketServerError(description: "bare echo: cannot listen") }
+        guard let context = ServiceLoop.createContext(&info) else { throw WebSocketServerError(description: "bare echo: cannot listen") }
         port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, "default")))
         loop.start(context: context) { [self] in _ = self }
     }

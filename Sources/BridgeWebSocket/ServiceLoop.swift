@@ -37,7 +37,7 @@ final class ServiceLoop: @unchecked Sendable {
             onStop()
             alive.withLock { value in
                 value = false
-                lws_context_destroy(context)
+                ServiceLoop.lifecycle.withLock { lws_context_destroy(context) }
             }
             finished.signal()
         }
@@ -73,6 +73,16 @@ final class ServiceLoop: @unchecked Sendable {
         guard context != nil else { return }
         finished.wait()
         finished.signal()
+    }
+
+    // libwebsockets keeps process-wide state (platform and TLS library set-up) that creating and
+    // destroying contexts touch; it does not say that may happen on several threads at once, and
+    // a process here runs many contexts (the server, clients, the bench's bare echo).
+    static let lifecycle = NSLock()
+
+    /// Creates a context while no other context is being created or destroyed.
+    static func createContext(_ info: inout lws_context_creation_info) -> OpaquePointer? {
+        lifecycle.withLock { lws_create_context(&info) }
     }
 
     private static let quiet: Void = {

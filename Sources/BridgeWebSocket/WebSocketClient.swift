@@ -72,7 +72,7 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
         info.uid = -1
         info.pt_serv_buf_size = UInt32(fragmentBytes + 4096)
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        guard let context = lws_create_context(&info) else { throw WebSocketClientError(description: "cannot create a libwebsockets context") }
+        guard let context = ServiceLoop.createContext(&info) else { throw WebSocketClientError(description: "cannot create a libwebsockets context") }
 
         let host = CString(url.host!)
         var path = url.path.isEmpty ? "/" : url.path
@@ -112,11 +112,14 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
 
     /// Closes with 1000 and stops the service thread.
     public func close() {
-        guard loop.context != nil, !loop.isStopping else { return }
-        session.close(code: 1000, reason: "bye")
-        let deadline = Date().addingTimeInterval(1)
-        while Date() < deadline, session.wsi != nil { Thread.sleep(forTimeInterval: 0.005) }
-        loop.requestStop()
+        guard loop.context != nil else { return }
+        if !loop.isStopping {
+            session.close(code: 1000, reason: "bye")
+            let deadline = Date().addingTimeInterval(1)
+            while Date() < deadline, !session.isClosed { Thread.sleep(forTimeInterval: 0.005) }
+            loop.requestStop()
+        }
+        // Also when the server closed first: on return the context is gone, always.
         loop.waitUntilFinished()
     }
 

@@ -95,7 +95,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         info.max_http_header_data = 8192
         info.timeout_secs = 30
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        guard let context = lws_create_context(&info) else {
+        guard let context = ServiceLoop.createContext(&info) else {
             throw WebSocketServerError(description: "cannot listen on \(configuration.host):\(configuration.port) (in use, or not a local address)")
         }
         let vhost = lws_get_vhost_by_name(context, "default")

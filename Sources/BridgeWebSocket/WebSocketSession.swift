@@ -182,6 +182,9 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         return 0
     }
 
+    /// Whether the connection has closed (readable from any thread).
+    var isClosed: Bool { shared.withLock { $0.closed } }
+
     /// The connection is gone: drop the outbox and wake every waiting writer.
     func closed() {
         wsi = nil
