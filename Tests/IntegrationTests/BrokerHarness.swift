@@ -32,10 +32,11 @@ struct BrokerHarness {
         try await BridgeClient.connect(url: "ws://127.0.0.1:\(server.port)\(path)", token: token, origin: origin)
     }
 
-    func stop() async {
+    /// Stops the broker and the origin; `removing: false` keeps the cache directory for a restart.
+    func stop(removing: Bool = true) async {
         await server.shutdown()
         await origin.stop()
-        try? FileManager.default.removeItem(atPath: cacheDirectory)
+        if removing { try? FileManager.default.removeItem(atPath: cacheDirectory) }
     }
 }
 

@@ -6,34 +6,27 @@ import Foundation
 import Synchronization
 import Testing
 
-/// A broker on an OS-chosen port with its cache in a temporary directory, a local origin and a
+/// A `BrokerHarness` whose cache lives in a directory the test may prepare or reuse, with a
 /// connected client; `stop()` tears everything down.
 struct CacheHarness {
-    let server: BrokerServer
-    let origin: LocalOrigin
+    let base: BrokerHarness
     let client: BridgeClient
-    let directory: String
+
+    var server: BrokerServer { base.server }
+    var origin: LocalOrigin { base.origin }
+    var directory: String { base.cacheDirectory }
 
     static func start(directory: String? = nil, prepare: (String) throws -> Void = { _ in }) async throws -> CacheHarness {
         let directory = directory ?? NSTemporaryDirectory() + "cache-it-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try prepare(directory)
-        var configuration = BrokerServerConfiguration()
-        configuration.port = 0
-        configuration.cacheDirectory = directory
-        configuration.allowURLs = ["http://127.0.0.1:*"]
-        let server = BrokerServer(configuration: configuration)
-        try server.start()
-        let origin = try await LocalOrigin.start()
-        let client = try await BridgeClient.connect(url: server.bridgeURL)
-        return CacheHarness(server: server, origin: origin, client: client, directory: directory)
+        let base = try await BrokerHarness.start { $0.cacheDirectory = directory }
+        return CacheHarness(base: base, client: try await base.client())
     }
 
     func stop(removing: Bool = true) async {
         client.close()
-        await server.shutdown()
-        await origin.stop()
-        if removing { try? FileManager.default.removeItem(atPath: directory) }
+        await base.stop(removing: removing)
     }
 
     /// A fetch through the broker; returns the reply, the `response` event and the binary body.
