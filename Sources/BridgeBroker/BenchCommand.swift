@@ -30,12 +30,8 @@ struct BenchCommand: AsyncParsableCommand {
     // Output goes through StandardOutput (unbuffered), so every finished table is out even if a
     // later section fails.
     func run() async throws {
-        var configuration = BrokerServerConfiguration()
-        configuration.port = 0
-        configuration.allowURLs = ["http://127.0.0.1:*"]
-        configuration.cacheDirectory = NSTemporaryDirectory() + "bridge-bench-\(getpid())"
-        let server = BrokerServer(configuration: configuration)
-        try server.start()
+        let cacheDirectory = NSTemporaryDirectory() + "bridge-bench-\(getpid())"
+        let server = try startBenchServer(cacheDirectory: cacheDirectory)
         let bare = BareEchoServer()
         try bare.start()
         let origin = try await LocalOrigin.start()
@@ -50,7 +46,7 @@ struct BenchCommand: AsyncParsableCommand {
         bare.stop()
         await server.shutdown()
         await origin.stop()
-        try? FileManager.default.removeItem(atPath: configuration.cacheDirectory)
+        try? FileManager.default.removeItem(atPath: cacheDirectory)
     }
 
     func echo(server: BrokerServer, bare: BareEchoServer) async throws {
@@ -139,9 +135,8 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func median(_ runs: [RoundTripBench.Figures]) -> RoundTripBench.Figures {
-        func mid(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        return RoundTripBench.Figures(messagesPerSecond: mid(runs.map(\.messagesPerSecond)), p50Microseconds: mid(runs.map(\.p50Microseconds)),
-                                      p99Microseconds: mid(runs.map(\.p99Microseconds)))
+        return RoundTripBench.Figures(messagesPerSecond: middle(runs.map(\.messagesPerSecond)), p50Microseconds: middle(runs.map(\.p50Microseconds)),
+                                      p99Microseconds: middle(runs.map(\.p99Microseconds)))
     }
 }
 
@@ -176,13 +171,12 @@ struct FetchFigures {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return FetchFigures(requestsPerSecond: Double(count) / seconds, megabytesPerSecond: Double(count * size) / seconds / 1e6,
-                            p50Milliseconds: latencies.sorted()[latencies.count / 2])
+                            p50Milliseconds: middle(latencies))
     }
 
     static func median(_ runs: [FetchFigures]) -> FetchFigures {
-        func mid(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        return FetchFigures(requestsPerSecond: mid(runs.map(\.requestsPerSecond)), megabytesPerSecond: mid(runs.map(\.megabytesPerSecond)),
-                            p50Milliseconds: mid(runs.map(\.p50Milliseconds)))
+        return FetchFigures(requestsPerSecond: middle(runs.map(\.requestsPerSecond)), megabytesPerSecond: middle(runs.map(\.megabytesPerSecond)),
+                            p50Milliseconds: middle(runs.map(\.p50Milliseconds)))
     }
 }
 

@@ -30,12 +30,7 @@ struct CacheBench {
     static func fetches(iterations: Int) async throws -> String {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = BrokerServerConfiguration()
-        configuration.port = 0
-        configuration.cacheDirectory = directory
-        configuration.allowURLs = ["http://127.0.0.1:*"]
-        let server = BrokerServer(configuration: configuration)
-        try server.start()
+        let server = try startBenchServer(cacheDirectory: directory)
         let origin = try await LocalOrigin.start()
         let client = try await BridgeClient.connect(url: server.bridgeURL)
         defer { client.close() }
@@ -162,7 +157,7 @@ struct CacheBench {
     }
 
     static func median(_ samples: [Duration]) -> Duration {
-        samples.isEmpty ? .zero : samples.sorted()[samples.count / 2]
+        samples.isEmpty ? .zero : middle(samples)
     }
 
     static func seconds(_ duration: Duration) -> Double {
