@@ -24,10 +24,13 @@ class Broker:
     """A `bridge-broker serve` process; stopped with SIGTERM."""
 
     def __init__(self, *args):
+        """Starts `serve` with `args`; `{origin}` in an argument becomes the demo origin's URL."""
         self.origin_port = free_port()
         self.cache = tempfile.mkdtemp(prefix="bridge-py-")
+        origin = f"http://127.0.0.1:{self.origin_port}"
         command = [str(BINARY), "serve", "--port", "0", "--demo-origin", str(self.origin_port),
-                   "--cache-dir", self.cache, "--web-root", str(ROOT), "--allow-url", "http://127.0.0.1:*", *args]
+                   "--cache-dir", self.cache, "--web-root", str(ROOT), "--allow-url", "http://127.0.0.1:*",
+                   *(argument.replace("{origin}", origin) for argument in args)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines = []
         deadline = time.time() + 60

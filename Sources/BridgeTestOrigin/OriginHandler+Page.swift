@@ -16,6 +16,9 @@ extension OriginHandler {
     /// shim (with the loading bar), then reports its timing in `window.preloadDemo` and to a
     /// parent frame.
     ///
+    /// The shim comes first in the head, before the links, as a page should include it: the
+    /// browser blocks parsing on it, so it is requested as soon as the head arrives.
+    ///
     /// Its Content-Security-Policy lets it connect to the broker only, so the browser's own
     /// preload of the links is refused and every resource travels through the broker: the
     /// origin's request counts then tell exactly what the broker fetched.
@@ -30,8 +33,8 @@ extension OriginHandler {
             <html><head><meta charset="utf-8">
             <meta http-equiv="Content-Security-Policy" content="connect-src \(broker) \(socket); script-src 'unsafe-inline' \(broker)">
             <title>Preload demo page</title>
-            \(links)
             <script src="\(broker)/bridge.js" data-loading-bar></script>
+            \(links)
             </head><body style="font-family: system-ui, sans-serif">
             <h1>A page with \(Self.demoResources(request.query).count) resources</h1>
             <p id="result">loading…</p>

@@ -8,11 +8,31 @@ struct StaticFiles: Sendable {
         self.root = (root as NSString).standardizingPath
     }
 
-    /// A file to serve: its path, type and extra headers.
+    /// A file to serve: its path, type, entity tag and extra headers.
     struct File {
         let path: String
         let mimeType: String
-        let headers: String
+        /// A strong validator from the file's size and modification time, so a browser can
+        /// revalidate with `If-None-Match` and keep its cached copy (and V8's compiled code).
+        let entityTag: String
+        /// Whether any origin may read it (the shim, which pages also import as a module).
+        let allowsAnyOrigin: Bool
+
+        /// Header lines beside the status and type, for a 200 and for a 304 alike: `no-cache`
+        /// with an ETag, so the browser always asks and a 304 lets it reuse what it has.
+        var headers: String {
+            (allowsAnyOrigin ? "access-control-allow-origin: *\r\n" : "") + "cache-control: no-cache\r\netag: \(entityTag)\r\n"
+        }
+
+        /// Whether an `If-None-Match` request header names this file's current version.
+        func isNotModified(ifNoneMatch: String?) -> Bool {
+            guard let ifNoneMatch else { return false }
+            return ifNoneMatch.split(separator: ",").contains { candidate in
+                let tag = candidate.trimmingCharacters(in: .whitespaces)
+                // Weak comparison, as RFC 9110 section 13.1.2 asks for If-None-Match.
+                return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == entityTag
+            }
+        }
     }
 
     /// What a request path resolves to.
@@ -29,7 +49,7 @@ struct StaticFiles: Sendable {
             let file = root + "/bridge-js" + path
             guard isRegularFile(file) else { return .notFound }
             // Any page may load the shim, as a classic script or as a module (which needs CORS).
-            return .file(File(path: file, mimeType: mimeType(file), headers: "Access-Control-Allow-Origin: *\r\nCache-Control: no-cache\r\n"))
+            return served(file, allowsAnyOrigin: true)
         }
         guard path == "/examples" || path.hasPrefix("/examples/") else { return .notFound }
         guard let decoded = path.removingPercentEncoding, !decoded.contains("\0") else { return .notFound }
@@ -41,7 +61,15 @@ struct StaticFiles: Sendable {
             file += "/index.html"
         }
         guard isRegularFile(file) else { return .notFound }
-        return .file(File(path: file, mimeType: mimeType(file), headers: "Cache-Control: no-cache\r\n"))
+        return served(file, allowsAnyOrigin: false)
+    }
+
+    private func served(_ file: String, allowsAnyOrigin: Bool) -> Resolution {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file)
+        let size = (attributes?[.size] as? NSNumber)?.uint64Value ?? 0
+        let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        let tag = "\"\(String(size, radix: 16))-\(String(UInt64(max(0, modified * 1_000_000)), radix: 16))\""
+        return .file(File(path: file, mimeType: mimeType(file), entityTag: tag, allowsAnyOrigin: allowsAnyOrigin))
     }
 
     private func isDirectory(_ path: String) -> Bool {

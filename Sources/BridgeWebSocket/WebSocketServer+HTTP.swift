@@ -19,6 +19,10 @@ extension WebSocketServer {
             }
             return result < 0 ? -1 : (lws_http_transaction_completed(wsi) != 0 ? -1 : 0)
         case .file(let file):
+            if file.isNotModified(ifNoneMatch: header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)) {
+                if bridge_lws_not_modified(wsi, file.headers) != 0 { return -1 }
+                return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+            }
             let status = lws_serve_http_file(wsi, file.path, file.mimeType, file.headers, Int32(file.headers.utf8.count))
             if status < 0 { return -1 }
             if status > 0, lws_http_transaction_completed(wsi) != 0 { return -1 }

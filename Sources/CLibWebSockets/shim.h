@@ -32,6 +32,37 @@ static inline int bridge_lws_header(struct lws *wsi, enum lws_token_indexes toke
     return lws_hdr_copy(wsi, dest, len, token);
 }
 
+/// Answers the current HTTP request with `304 Not Modified`, the header lines in `extra`
+/// ("name: value\r\n" each, lower-case names) and no body. Returns nonzero on error.
+static inline int bridge_lws_not_modified(struct lws *wsi, const char *extra) {
+    unsigned char buffer[LWS_PRE + 1024];
+    unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
+    if (lws_add_http_header_status(wsi, HTTP_STATUS_NOT_MODIFIED, &p, end)) {
+        return 1;
+    }
+    while (*extra) {
+        const char *colon = strchr(extra, ':');
+        const char *eol = strstr(extra, "\r\n");
+        if (!colon || !eol || colon > eol) {
+            return 1;
+        }
+        char name[64];
+        size_t nameLength = (size_t)(colon - extra) + 1;
+        if (nameLength >= sizeof(name)) {
+            return 1;
+        }
+        memcpy(name, extra, nameLength);
+        name[nameLength] = '\0';
+        const char *value = colon + 1;
+        while (*value == ' ') value++;
+        if (lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value, (int)(eol - value), &p, end)) {
+            return 1;
+        }
+        extra = eol + 2;
+    }
+    return lws_finalize_write_http_header(wsi, start, &p, end);
+}
+
 /// Copies the whole query string (all URI arguments joined by '&') into `dest`.
 static inline int bridge_lws_query(struct lws *wsi, char *dest, int len) {
     int total = 0;

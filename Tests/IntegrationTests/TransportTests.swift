@@ -116,6 +116,26 @@ import Testing
         #expect(try httpGet(port: harness.server.port, path: "/examples/%2e%2e/Package.swift").status == 404)
         #expect(try httpGet(port: harness.server.port, path: "/nothing").status == 404)
     }
+
+    @Test func theShimRevalidatesWithItsETagAndGets304() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let first = try httpGet(port: harness.server.port, path: "/bridge.js")
+        let headers = first.head.lowercased().split(separator: "\r\n")
+        #expect(headers.contains("cache-control: no-cache"))
+        let tagLine = try #require(headers.first { $0.hasPrefix("etag: ") })
+        let tag = String(tagLine.dropFirst("etag: ".count))
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count > 2)
+
+        let again = try httpGet(port: harness.server.port, path: "/bridge.js", headers: ["If-None-Match: W/\"other\", \(tag)"])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        #expect(again.head.lowercased().contains("etag: \(tag)"))
+        #expect(again.head.lowercased().contains("access-control-allow-origin: *"))
+        #expect(try httpGet(port: harness.server.port, path: "/bridge.js", headers: ["If-None-Match: \"other\""]).status == 200)
+        // Another file has another tag: the shim's does not answer for the examples.
+        #expect(try httpGet(port: harness.server.port, path: "/examples/", headers: ["If-None-Match: \(tag)"]).status == 200)
+    }
 }
 
 /// Frames collected from a listener.
