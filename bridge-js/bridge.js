@@ -1229,6 +1229,9 @@
         headers: plan.headers,
         redirect: plan.redirect,
         responseBody: "binary",
+        // fetch() has no progress API and the loading bar follows the group's progress, which the
+        // broker reports either way: per-request progress events would be frames nobody reads.
+        progress: false,
         timeout: plan.timeout != null ? Number(plan.timeout) : this.context.config.requestTimeout,
       };
       if (plan.cache !== undefined && plan.cache !== "default") body.cache = plan.cache;

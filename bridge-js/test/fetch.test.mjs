@@ -12,6 +12,7 @@ test("fetch goes through the broker and streams the body: chunks are readable be
   assert.equal(post.body.url, "https://api.example.com/data?x=1#frag");
   assert.equal(post.body.method, "GET");
   assert.equal(post.body.responseBody, "binary");
+  assert.equal(post.body.progress, false, "fetch() has no progress API: no per-request progress events");
   assert.equal(post.body.redirect, "follow");
   assert.equal(typeof post.body.group, "string");
   assert.equal("body" in post.body, false, "a GET has no body");
