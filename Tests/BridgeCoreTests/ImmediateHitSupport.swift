@@ -4,7 +4,8 @@ import Foundation
 /// A broker with `fetch` and `progress.subscribe` over a memory cache, a test clock and a
 /// scripted origin with these routes: `/fresh/N` (N bytes of text, max-age=60), `/vary`
 /// (varies on Accept-Language), `/swr` (max-age=1, stale-while-revalidate=600), `/moved`
-/// (a cacheable 301 to `/fresh/3`), `/image` (binary content type).
+/// (a cacheable 301 to `/fresh/3`), `/aged` (Date, two Age fields, a cookie), `/image`
+/// (binary content type).
 struct HitRig {
     let sink = RecordingSink()
     let rig: CacheRig
@@ -30,6 +31,9 @@ struct HitRig {
                 return response(200, ["content-type": "text/plain", "cache-control": "max-age=60", "vary": "Accept-Language"], body: "lang=\(language)")
             case "/swr": return response(200, ["content-type": "text/plain", "cache-control": "max-age=1, stale-while-revalidate=600"], body: "swr")
             case "/moved": return response(301, ["cache-control": "max-age=60", "location": "/fresh/3"], body: "")
+            case "/aged":
+                return response(200, [("x-first", "1"), ("age", "3"), ("date", "Tue, 14 Nov 2023 22:13:15 GMT"), ("set-cookie", "a=b"), ("Age", "9"),
+                                      ("cache-control", "max-age=100"), ("content-type", "application/json")], body: "{\"a\":\"\\u0001é\"}")
             case "/image": return response(200, ["content-type": "image/png", "cache-control": "max-age=60"], body: "\u{1}\u{2}png")
             default: return response(404, [:], body: "no")
             }

@@ -28,12 +28,20 @@ struct ImmediateHitTests {
     }
 
     @Test func theImmediateHitSendsWhatTheTaskPathSends() async throws {
-        for extra: [(String, JSONValue)] in [[], [("responseBody", "base64")], [("responseBody", "binary")], [("responseBody", "none")], [("progress", false)]] {
+        let french: [(String, JSONValue)] = [("headers", [["Accept-Language", "fr"], ["accept", "*/*"]])]
+        let cases: [(String, [(String, JSONValue)])] = [
+            ("/fresh/300", []), ("/fresh/300", [("responseBody", "base64")]), ("/fresh/300", [("responseBody", "binary")]),
+            ("/fresh/300", [("responseBody", "none")]), ("/fresh/300", [("progress", false)]), ("/aged", []),
+            ("/aged", [("headers", [["accept", "*/*"]]), ("responseBody", "text")]), ("/vary", french), ("/fresh/0", [("responseBody", "binary")]),
+        ]
+        for (path, extra) in cases {
             let fast = HitRig(), slow = HitRig(immediate: false)
             for rig in [fast, slow] {
-                _ = try await rig.fetch("/fresh/300", id: 1)
+                // A body that is not read (responseBody none) is not stored: prime with the headers only.
+                _ = try await rig.fetch(path, id: 1, extra.filter { $0.0 == "headers" })
                 rig.rig.clock.set(T0 + 7)
-                _ = try await rig.fetch("/fresh/300", id: 2, extra)
+                _ = try await rig.fetch(path, id: 2, extra)
+                #expect(rig.replyNow(2)?["body"]?["cache"]?["status"] == "hit", "\(path) \(extra)")
             }
             #expect(fast.replyNow(2) == slow.replyNow(2))
             #expect(fast.events("response", of: 2) == slow.events("response", of: 2))
@@ -44,6 +52,17 @@ struct ImmediateHitTests {
             #expect(fast.binaryBody(of: 2) == slow.binaryBody(of: 2))
             #expect(fast.rig.cache.statistics == slow.rig.cache.statistics)
         }
+    }
+
+    @Test func twoStoredVariantsAreChosenByThePlanner() async throws {
+        let hit = HitRig()
+        for (id, language) in [(1, "fr"), (2, "en")] {
+            _ = try await hit.fetch("/vary", id: id, [("headers", [["accept-language", .string(language)]])])
+        }
+        hit.send("/vary", id: 3, [("headers", [["accept-language", "fr"]])])
+        hit.send("/vary", id: 4, [("headers", [["accept-language", "en"]])])
+        #expect(hit.replyNow(3)?["body"]?["body"] == "lang=fr" && hit.replyNow(4)?["body"]?["body"] == "lang=en")
+        #expect(hit.replyNow(4)?["body"]?["cache"]?["status"] == "hit" && hit.rig.upstream.count == 2)
     }
 
     @Test func aBinaryHitSendsOneFrameWithEndThenTheFinalProgress() async throws {

@@ -54,7 +54,7 @@ struct ImmediateHitDelivery {
 
         let status = hit.entry.status
         let noBody = [204, 304].contains(status) || (100..<200).contains(status)
-        let mode = noBody ? ResponseBodyMode.none : (request.responseBody ?? FetchExchange.defaultMode(for: hit.headers["content-type"]))
+        let mode = noBody ? ResponseBodyMode.none : (request.responseBody ?? FetchExchange.defaultMode(for: hit.contentType))
         let total = hit.body.count
         var head = JSONWriter(capacity: 256 + total)
         head.appendRaw("{\"url\":")
@@ -64,7 +64,7 @@ struct ImmediateHitDelivery {
         head.appendRaw(",\"statusText\":")
         head.append(HTTPReasonPhrase.phrase(for: status))
         head.appendRaw(",\"headers\":")
-        head.append(headers: hit.headers)
+        hit.writeHeaders(into: &head)
         head.appendRaw(",\"redirected\":false")
         var cacheField = JSONWriter(capacity: 40)
         cacheField.appendRaw(",\"cache\":{\"status\":\"hit\",\"age\":")
@@ -88,12 +88,14 @@ struct ImmediateHitDelivery {
             case .binary:
                 call.sendBodyNow(hit.body)
                 reply.appendRaw(",\"body\":null")
-            case .text:
-                reply.appendRaw(",\"body\":")
-                reply.append(String(decoding: hit.body, as: UTF8.self))
             default:
+                // The JSON string of the body, kept with the entry: hits of one entry share it.
                 reply.appendRaw(",\"body\":")
-                reply.append(Data(hit.body).base64EncodedString())
+                reply.appendRaw(hit.encodedBody(mode.rawValue) { body in
+                    var string = JSONWriter(capacity: body.count + 16)
+                    string.append(mode == .text ? String(decoding: body, as: UTF8.self) : Data(body).base64EncodedString())
+                    return string.bytes
+                })
             }
             reply.appendRaw(",\"bodyBytes\":")
             reply.append(total)
@@ -115,20 +117,5 @@ struct ImmediateHitDelivery {
         trace.finish()
         if let group = request.group, let groupToken { connection.groups.finish(group: group, token: groupToken) }
         return .encodedBody(reply.bytes)
-    }
-}
-
-extension JSONWriter {
-    /// Appends header fields as the protocol sends them: `[[name, value], ...]`, names lower-case.
-    mutating func append(headers: HeaderList) {
-        appendRaw("[")
-        for (offset, field) in headers.fields.enumerated() {
-            appendRaw(offset == 0 ? "[" : ",[")
-            append(field.name.lowercased())
-            appendRaw(",")
-            append(field.value)
-            appendRaw("]")
-        }
-        appendRaw("]")
     }
 }
