@@ -12,6 +12,20 @@ struct EntryIndex {
 }
 
 extension SQLiteCacheStore {
+    /// The index's entries for `key`: a hit served at once, with no SQLite query and no hop.
+    public func entriesWithoutWaiting(for key: String) -> [CachedResponse]? {
+        guard reader != nil, disabledReason == nil else { return nil }
+        return indexedEntries(for: key).entries
+    }
+
+    /// The body of `entry` from the memory tier; nil when only SQLite or a file has it.
+    public func bodyWithoutWaiting(of entry: CachedResponse) -> [UInt8]? {
+        guard reader != nil, let id = Int64(entry.id), disabledReason == nil,
+              let bytes = memory.withLock({ $0.get(id) }) else { return nil }
+        touch(id)
+        return bytes
+    }
+
     /// The remembered entries of `key`, or nil with the generation to remember a query under.
     func indexedEntries(for key: String) -> (entries: [CachedResponse]?, generation: UInt64) {
         index.withLock { ($0.urls.get(key), $0.generation) }

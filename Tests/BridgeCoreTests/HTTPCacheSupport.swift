@@ -47,10 +47,11 @@ struct CacheRig {
     let upstream: ScriptedUpstream
     let cache: HTTPCache
 
-    init(store: MemoryCacheStore = MemoryCacheStore(), _ responder: @escaping ScriptedUpstream.Responder) {
+    /// `storeOverride` is the store the cache uses instead of `store` (a wrapper around it).
+    init(store: MemoryCacheStore = MemoryCacheStore(), storeOverride: (any CacheStore)? = nil, _ responder: @escaping ScriptedUpstream.Responder) {
         self.store = store
         upstream = ScriptedUpstream(responder)
-        cache = HTTPCache(store: store, upstream: upstream, clock: clock)
+        cache = HTTPCache(store: storeOverride ?? store, upstream: upstream, clock: clock)
     }
 
     /// Sends a request through the cache, reads its body, returns (status, body, exchange).

@@ -39,3 +39,25 @@ public struct EchoHandler: InlineBridgeHandler {
 
     public func handleInline(_ body: JSONValue) throws(BridgeError) -> JSONValue { body }
 }
+
+/// A handler that answers some posts at once, on the connection's own thread, and the rest in a
+/// task through `handle`.
+///
+/// `handleImmediately` runs while the transport delivers frames, so it must never block or
+/// wait. It returns nil to leave the post to `handle`, and then must not have sent anything
+/// for it; otherwise it has sent the post's events through the call (`sendEventNow`,
+/// `sendBodyNow`) and returns the answer. The post counts as in flight meanwhile, as any other.
+public protocol ImmediateBridgeHandler: BridgeHandler {
+    /// Answers `call` at once, or returns nil to have `handle` run in a task.
+    func handleImmediately(_ call: HandlerCall) -> ImmediateReply?
+}
+
+/// How an immediate handler answers a post.
+public enum ImmediateReply: Sendable {
+    /// A reply body.
+    case body(JSONValue)
+    /// A reply body already encoded as compact JSON text; it goes into the reply as it is.
+    case encodedBody([UInt8])
+    /// A failed post.
+    case failure(BridgeError)
+}

@@ -152,6 +152,10 @@ public final class BrokerConnection: Sendable {
             return
         case .admitted(let entry):
             let call = HandlerCall(name: name, id: id, body: body, connection: self, entry: entry)
+            // A post that can be answered at once (a fresh cache hit) needs no task.
+            if let immediate = handler as? any ImmediateBridgeHandler, let reply = immediate.handleImmediately(call) {
+                return finish(entry, with: reply)
+            }
             let task = Task { await self.run(handler, call: call, entry: entry) }
             let cancelledEarly = state.withLock { _ in
                 entry.task = task
@@ -162,9 +166,9 @@ public final class BrokerConnection: Sendable {
     }
 
     private func run(_ handler: any BridgeHandler, call: HandlerCall, entry: PostEntry) async {
-        let result: Result<JSONValue, BridgeError>
+        let result: ImmediateReply
         do {
-            result = .success(try await handler.handle(call))
+            result = .body(try await handler.handle(call))
         } catch let error as BridgeError {
             result = .failure(error)
         } catch is CancellationError {
@@ -176,14 +180,15 @@ public final class BrokerConnection: Sendable {
         finish(entry, with: result)
     }
 
-    private func finish(_ entry: PostEntry, with result: Result<JSONValue, BridgeError>) {
+    private func finish(_ entry: PostEntry, with result: ImmediateReply) {
         state.withLock { state in
             guard !entry.isCancelled else { return }
             if let id = entry.id {
                 guard state.posts[id] === entry else { return }
                 state.posts[id] = nil
                 switch result {
-                case .success(let body): sink.send(ServerMessage.reply(id: id, body: body), binary: false)
+                case .body(let body): sink.send(ServerMessage.reply(id: id, body: body), binary: false)
+                case .encodedBody(let body): sink.send(ServerMessage.reply(id: id, encodedBody: body), binary: false)
                 case .failure(let error): sink.send(ServerMessage.reply(id: id, error: error), binary: false)
                 }
             } else {

@@ -54,6 +54,34 @@ public struct HandlerCall: Sendable {
         } while start != bytes.endIndex
     }
 
+    /// Sends an event whose body is already compact JSON text, at once, without waiting for
+    /// room in the send queue: for `ImmediateBridgeHandler`s, which send little.
+    ///
+    /// Returns false when the post is over or fire-and-forget.
+    @discardableResult
+    public func sendEventNow(_ name: StaticString, encodedBody: [UInt8]) -> Bool {
+        guard let id else { return false }
+        return connection.sendIfActive(entry, ServerMessage.event(id: id, name: name, encodedBody: encodedBody), binary: false)
+    }
+
+    /// Sends a whole response body as binary frames of at most `binaryChunkBytes`, the last one
+    /// with END set, at once, without waiting for room in the send queue.
+    ///
+    /// Returns false when the post is over or fire-and-forget.
+    @discardableResult
+    public func sendBodyNow(_ bytes: [UInt8]) -> Bool {
+        guard let id else { return false }
+        let limit = configuration.binaryChunkBytes
+        var start = 0
+        repeat {
+            let end = min(bytes.count, start + limit)
+            let frame = BinaryFrameHeader(id: id, isEnd: end == bytes.count).frame(payload: bytes[start..<end])
+            guard connection.sendIfActive(entry, frame, binary: true) else { return false }
+            start = end
+        } while start < bytes.count
+        return true
+    }
+
     /// The request body the client streams as binary frames for this post.
     public func requestBody() -> RequestBodyStream {
         RequestBodyStream(channel: connection.bodyChannel(for: entry))

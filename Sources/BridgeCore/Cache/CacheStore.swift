@@ -11,6 +11,12 @@ public protocol CacheStore: Sendable {
     func entries(for key: String) async -> [CachedResponse]
     /// Opens the body of `entry` for reading and marks the entry used (LRU); nil when it is gone.
     func body(of entry: CachedResponse) async -> CacheBody?
+    /// The variants under `key` when the store can list them at once from memory, else nil
+    /// (the caller then awaits `entries(for:)`). It must never block on I/O.
+    func entriesWithoutWaiting(for key: String) -> [CachedResponse]?
+    /// The whole body of `entry` when the store holds it in memory, marking the entry used
+    /// (LRU) as `body(of:)` does; nil when reading it would wait. It must never block on I/O.
+    func bodyWithoutWaiting(of entry: CachedResponse) -> [UInt8]?
     /// Starts writing a new entry; nil when the store takes no writes (disabled, full, too large).
     ///
     /// `expectedLength` is the body size when known, so an entry over the size limit is
@@ -26,6 +32,14 @@ public protocol CacheStore: Sendable {
     func clear(_ scope: CacheClearScope) async -> Int
     /// Sizes, evictions and health of the store.
     func stats() async -> CacheStoreStats
+}
+
+extension CacheStore {
+    /// Stores that keep nothing in memory never answer without waiting.
+    public func entriesWithoutWaiting(for key: String) -> [CachedResponse]? { nil }
+
+    /// Stores that keep nothing in memory never answer without waiting.
+    public func bodyWithoutWaiting(of entry: CachedResponse) -> [UInt8]? { nil }
 }
 
 /// Writes one entry's body, chunk by chunk, then commits or discards it.

@@ -44,6 +44,7 @@ public final class HTTPCache: Sendable {
     let background = BackgroundTasks()
     let writes = BackgroundTasks()
     let commits = PendingCommits()
+    let templates = HitTemplates()
 
     /// How long a background revalidation may take.
     public static let backgroundTimeout: Duration = .seconds(60)

@@ -34,6 +34,15 @@ public final class MemoryCacheStore: CacheStore {
         state.withLock { $0.entries[entry.id]?.body }.map { CacheBody.bytes($0) }
     }
 
+    public func entriesWithoutWaiting(for key: String) -> [CachedResponse]? {
+        state.withLock { $0.entries.values.filter { $0.entry.url == key }.map(\.entry) }
+            .sorted { $0.id < $1.id }
+    }
+
+    public func bodyWithoutWaiting(of entry: CachedResponse) -> [UInt8]? {
+        state.withLock { $0.entries[entry.id]?.body }
+    }
+
     public func makeWriter(for entry: CachedResponse, expectedLength: Int?) async -> (any CacheEntryWriter)? {
         if let expectedLength, expectedLength > maximumEntryBytes { return nil }
         return Writer(store: self, entry: entry)

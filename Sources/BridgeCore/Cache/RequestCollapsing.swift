@@ -129,6 +129,11 @@ final class PendingCommits: Sendable {
         }
     }
 
+    /// Whether a commit under `key` is still running.
+    func isPending(_ key: String) -> Bool {
+        state.withLock { $0.tasks[key] != nil }
+    }
+
     /// Waits for the commits under `key` started so far.
     func wait(for key: String) async {
         let pending = state.withLock { Array(($0.tasks[key] ?? [:]).values) }

@@ -129,16 +129,23 @@ public struct FetchRequest: Sendable {
     /// Normalises an absolute http(s) URL as a browser serialises it: lower-case scheme and host,
     /// no default port, no fragment, `/` for an empty path.
     public static func normalize(url text: String) throws(BridgeError) -> String {
-        let (scheme, host, port, rest) = try parts(of: text)
-        let defaultPort = scheme == "https" ? 443 : 80
-        return "\(scheme)://\(host)\(port == defaultPort ? "" : ":\(port)")\(rest)"
+        try normalized.value(for: text) { text throws(BridgeError) in
+            let (scheme, host, port, rest) = try parts(of: text)
+            let defaultPort = scheme == "https" ? 443 : 80
+            return "\(scheme)://\(host)\(port == defaultPort ? "" : ":\(port)")\(rest)"
+        }
     }
 
     /// The form the URL rules match: `scheme://host:port/path?query`, the port always written.
     public static func ruleForm(of url: String) -> String {
-        guard let (scheme, host, port, rest) = try? parts(of: url) else { return url }
-        return "\(scheme)://\(host):\(port)\(rest)"
+        (try? ruleForms.value(for: url) { url throws(BridgeError) in
+            let (scheme, host, port, rest) = try parts(of: url)
+            return "\(scheme)://\(host):\(port)\(rest)"
+        }) ?? url
     }
+
+    private static let normalized = URLMemo()
+    private static let ruleForms = URLMemo()
 
     private static func parts(of text: String) throws(BridgeError) -> (scheme: String, host: String, port: Int, rest: String) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {

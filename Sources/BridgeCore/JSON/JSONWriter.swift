@@ -14,6 +14,11 @@ public struct JSONWriter {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
+    /// Appends bytes that already are valid JSON text.
+    public mutating func appendRaw(_ bytes: some Collection<UInt8>) {
+        self.bytes.append(contentsOf: bytes)
+    }
+
     /// Appends `value` as JSON.
     public mutating func append(_ value: JSONValue) {
         switch value {

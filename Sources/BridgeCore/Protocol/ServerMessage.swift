@@ -24,6 +24,17 @@ public enum ServerMessage {
         return writer.bytes
     }
 
+    /// A successful reply whose body is already compact JSON text.
+    public static func reply(id: Int, encodedBody: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 48 + encodedBody.count)
+        writer.appendRaw("{\"type\":\"reply\",\"id\":")
+        writer.append(id)
+        writer.appendRaw(",\"ok\":true,\"body\":")
+        writer.appendRaw(encodedBody)
+        writer.appendRaw("}")
+        return writer.bytes
+    }
+
     /// A failed reply.
     public static func reply(id: Int, error: BridgeError) -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
@@ -48,6 +59,19 @@ public enum ServerMessage {
         writer.append(name)
         writer.appendRaw(",\"body\":")
         writer.append(body)
+        writer.appendRaw("}")
+        return writer.bytes
+    }
+
+    /// An event of post `id` whose body is already compact JSON text.
+    public static func event(id: Int, name: StaticString, encodedBody: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + encodedBody.count)
+        writer.appendRaw("{\"type\":\"event\",\"id\":")
+        writer.append(id)
+        writer.appendRaw(",\"name\":\"")
+        writer.appendRaw(name)
+        writer.appendRaw("\",\"body\":")
+        writer.appendRaw(encodedBody)
         writer.appendRaw("}")
         return writer.bytes
     }

@@ -1,0 +1,121 @@
+import Foundation
+
+extension FetchHandler: ImmediateBridgeHandler {
+    /// The largest stored body served at once from memory; larger ones stream from a task, which
+    /// waits for room in the connection's send queue.
+    public static let immediateBodyLimit = 256 * 1024
+
+    /// Serves a fresh cache hit whose body is in memory at once, on the connection's thread: no
+    /// task, no deadline, no waiting. Anything else returns nil and runs through `handle`.
+    ///
+    /// The client sees what `handle` would send for the same hit: the `response` event, the body
+    /// as binary frames when asked, download progress (only the final count, which the
+    /// contract requires: a body from memory has no intermediate state worth an event), then
+    /// the same reply. The progress stream, group progress and the cache counters see it too.
+    public func handleImmediately(_ call: HandlerCall) -> ImmediateReply? {
+        guard let cache else { return nil }
+        let request: FetchRequest
+        do { request = try FetchRequest(json: call.body) } catch { return .failure(error) }
+        guard request.method == "GET", request.body == .none else { return nil }
+        if case .refused = rules.check(FetchRequest.ruleForm(of: request.url)) { return nil }
+        let configuration = call.configuration
+        let bodyLimit: Int
+        switch request.responseBody {
+        case .text?: bodyLimit = min(Self.immediateBodyLimit, configuration.maxMessageBytes)
+        // base64 grows 4/3; nil may pick base64 by content type.
+        case .base64?, nil: bodyLimit = min(Self.immediateBodyLimit, configuration.maxMessageBytes / 4 * 3)
+        case .binary?, .none?: bodyLimit = Self.immediateBodyLimit
+        }
+        let follows = request.redirect != .manual
+        guard let hit = cache.immediateHit(
+            url: request.url, headers: request.headers, mode: request.cache, bodyLimit: bodyLimit,
+            accept: { entry in !(follows && Self.redirectStatuses.contains(entry.status) && entry.headers.contains("location")) })
+        else { return nil }
+        return ImmediateHitDelivery(call: call, request: request, hit: hit).run()
+    }
+
+    /// The statuses `finalHop` follows when they carry a `Location`.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+}
+
+/// Sends one immediate cache hit to the client and reports it to the progress stream and the
+/// post's page group, as `FetchExchange` does for a hop that went through a task.
+struct ImmediateHitDelivery {
+    let call: HandlerCall
+    let request: FetchRequest
+    let hit: ImmediateHit
+
+    func run() -> ImmediateReply {
+        let connection = call.connection
+        let groupToken = request.group.map { connection.groups.start(group: $0) }
+        let trace = connection.broker.progress.begin(
+            source: .fetch, url: request.url, method: request.method, group: request.group, connection: connection.number)
+        trace.connecting(url: request.url)
+
+        let status = hit.entry.status
+        let noBody = [204, 304].contains(status) || (100..<200).contains(status)
+        let mode = noBody ? ResponseBodyMode.none : (request.responseBody ?? FetchExchange.defaultMode(for: hit.contentType))
+        let total = hit.body.count
+        var head = JSONWriter(capacity: 256 + total)
+        head.appendRaw("{\"url\":")
+        head.append(request.url)
+        head.appendRaw(",\"status\":")
+        head.append(status)
+        head.appendRaw(",\"statusText\":")
+        head.append(HTTPReasonPhrase.phrase(for: status))
+        head.appendRaw(",\"headers\":")
+        hit.writeHeaders(into: &head)
+        head.appendRaw(",\"redirected\":false")
+        var cacheField = JSONWriter(capacity: 40)
+        cacheField.appendRaw(",\"cache\":{\"status\":\"hit\",\"age\":")
+        cacheField.append(hit.age)
+        cacheField.appendRaw("}}")
+
+        call.sendEventNow("response", encodedBody: head.bytes + cacheField.bytes)
+        trace.response(status: status, cache: .hit, total: total)
+        if let group = request.group, let groupToken {
+            connection.groups.update(group: group, token: groupToken, loaded: 0, total: total)
+        }
+
+        var reply = head
+        reply.appendRaw(",\"bodyEncoding\":")
+        reply.append(mode.rawValue)
+        switch mode {
+        case .none:
+            reply.appendRaw(",\"body\":null,\"bodyBytes\":0")
+        case .binary, .text, .base64:
+            switch mode {
+            case .binary:
+                call.sendBodyNow(hit.body)
+                reply.appendRaw(",\"body\":null")
+            default:
+                // The JSON string of the body, kept with the entry: hits of one entry share it.
+                reply.appendRaw(",\"body\":")
+                reply.appendRaw(hit.encodedBody(mode.rawValue) { body in
+                    var string = JSONWriter(capacity: body.count + 16)
+                    string.append(mode == .text ? String(decoding: body, as: UTF8.self) : Data(body).base64EncodedString())
+                    return string.bytes
+                })
+            }
+            reply.appendRaw(",\"bodyBytes\":")
+            reply.append(total)
+            if total > 0 { trace.progress(loaded: total) }
+            if let group = request.group, let groupToken {
+                connection.groups.update(group: group, token: groupToken, loaded: total, total: total)
+            }
+            if request.progress {
+                var progress = JSONWriter(capacity: 64)
+                progress.appendRaw("{\"phase\":\"download\",\"loaded\":")
+                progress.append(total)
+                progress.appendRaw(",\"total\":")
+                progress.append(total)
+                progress.appendRaw("}")
+                call.sendEventNow("progress", encodedBody: progress.bytes)
+            }
+        }
+        reply.appendRaw(cacheField.bytes)
+        trace.finish()
+        if let group = request.group, let groupToken { connection.groups.finish(group: group, token: groupToken) }
+        return .encodedBody(reply.bytes)
+    }
+}
