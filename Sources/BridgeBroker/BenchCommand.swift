@@ -18,6 +18,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Rounds per comparison (medians are reported).") var rounds = 5
     @Option(help: "Requests per fetch run for 1 KiB bodies (1 MiB runs use a tenth).") var requests = 2_000
     @Option(help: "Which benchmarks: echo, fetch, cache (repeatable; default all).") var only: [String] = []
+    @Option(name: .customLong("fetch-kib"), help: "Fetch body sizes in KiB (repeatable; default 1 and 1024).") var fetchKiB: [Int] = []
 
     func validate() throws {
         for name in only where !["echo", "fetch", "cache"].contains(name) {
@@ -79,7 +80,10 @@ struct BenchCommand: AsyncParsableCommand {
         StandardOutput.line("|---|---|---|---|---|---|---|---|---|---|")
         let client = try await NIOBridgeClient.connect(port: server.port)
         let direct = HTTPUpstreamClient()
-        for (size, label, count) in [(1024, "1 KiB", requests), (1024 * 1024, "1 MiB", max(20, requests / 10))] {
+        let sizes = (fetchKiB.isEmpty ? [1, 1024] : fetchKiB).map { kib in
+            (kib * 1024, kib >= 1024 && kib % 1024 == 0 ? "\(kib / 1024) MiB" : "\(kib) KiB", kib >= 1024 ? max(20, requests / 10) : requests)
+        }
+        for (size, label, count) in sizes {
             for mode in ["no-store", "default"] {
                 for concurrency in [1, 8] {
                     var directRuns: [FetchFigures] = []

@@ -20,9 +20,29 @@ final class NIOBridgeClient: @unchecked Sendable {
     }
 
     /// Connects to `ws://127.0.0.1:port/bridge` and waits for the hello.
+    ///
+    /// About half the connections made while the machine was loaded never saw the hello here,
+    /// although the broker had sent it (the socket counters said so): a connection that shows
+    /// none within five seconds is dropped and made again, five times at most.
     static func connect(port: Int) async throws -> NIOBridgeClient {
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                return try await open(port: port, within: .seconds(5))
+            } catch let error as BridgeError where error.code == .timeout && attempts < 5 {
+                continue
+            }
+        }
+    }
+
+    private static func open(port: Int, within limit: TimeAmount) async throws -> NIOBridgeClient {
         let handler = BridgeFrameHandler()
         let upgraded = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: Void.self)
+        // Completing a completed promise does nothing: these only fire if the hello is late.
+        let late = BridgeError(.timeout, "no hello from the broker on port \(port)")
+        upgraded.futureResult.eventLoop.scheduleTask(in: limit) { upgraded.fail(late) }
+        handler.hello.futureResult.eventLoop.scheduleTask(in: limit) { handler.hello.fail(late) }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -37,8 +57,13 @@ final class NIOBridgeClient: @unchecked Sendable {
                 return channel.pipeline.addHTTPClientHandlers(withClientUpgrade: configuration).flatMap { channel.pipeline.addHandler(request) }
             }
             .connect(host: "127.0.0.1", port: port).get()
-        try await upgraded.futureResult.get()
-        try await handler.hello.futureResult.get()
+        do {
+            try await upgraded.futureResult.get()
+            try await handler.hello.futureResult.get()
+        } catch {
+            try? await channel.close()
+            throw error
+        }
         return NIOBridgeClient(channel: channel, handler: handler)
     }
 
@@ -69,7 +94,6 @@ final class BridgeFrameHandler: ChannelInboundHandler, @unchecked Sendable {
     private let lock = NSLock()
     private var nextID = 0
     private var pending: [Int: (promise: EventLoopPromise<Int>, bytes: Int)] = [:]
-    private var sawHello = false
 
     func register(on loop: any EventLoop) -> (Int, EventLoopPromise<Int>) {
         let promise = loop.makePromise(of: Int.self)
@@ -91,12 +115,12 @@ final class BridgeFrameHandler: ChannelInboundHandler, @unchecked Sendable {
             lock.withLock { pending[id]?.bytes += payload.readableBytes }
         case .text:
             let bytes = Array(frame.unmaskedData.readableBytesView)
-            if !sawHello {
-                sawHello = true
+            guard let value = try? JSONParser.parse(bytes) else { return }
+            if value["type"] == "hello" {
                 hello.succeed(())
                 return
             }
-            guard let value = try? JSONParser.parse(bytes), value["type"] == "reply", let id = value["id"]?.intValue else { return }
+            guard value["type"] == "reply", let id = value["id"]?.intValue else { return }
             guard let entry = lock.withLock({ pending.removeValue(forKey: id) }) else { return }
             if value["ok"] == true {
                 entry.promise.succeed(value["body"]?["bodyBytes"]?.intValue ?? entry.bytes)
@@ -116,6 +140,7 @@ final class BridgeFrameHandler: ChannelInboundHandler, @unchecked Sendable {
             return pending.values.map(\.promise)
         }
         all.forEach { $0.fail(BridgeError(.network, "the connection closed")) }
+        hello.fail(BridgeError(.network, "the connection closed"))
     }
 }
 

@@ -11,7 +11,8 @@ final class ServiceLoop: @unchecked Sendable {
     private(set) var context: OpaquePointer?
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private let threadID = Mutex<pthread_t?>(nil)
+    // pthread_self() of the service thread, 0 until it runs: read on every send, so no lock.
+    private let threadID = Atomic<UInt>(0)
     // Guards the context against a wake() racing its destruction.
     private let alive = Mutex(false)
     private let name: String
@@ -29,7 +30,7 @@ final class ServiceLoop: @unchecked Sendable {
         nonisolated(unsafe) let context = context
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            threadID.withLock { $0 = pthread_self() }
+            threadID.store(UInt(pthread_self()), ordering: .releasing)
             started.signal()
             while !stopRequested.load(ordering: .acquiring) {
                 if lws_service(context, 0) < 0 { break }
@@ -49,8 +50,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Whether the caller is the service thread.
     var isServiceThread: Bool {
-        guard let id = threadID.withLock({ $0 }) else { return false }
-        return pthread_equal(id, pthread_self()) != 0
+        threadID.load(ordering: .acquiring) == UInt(pthread_self())
     }
 
     /// Makes the service thread return from its wait and drain outboxes.

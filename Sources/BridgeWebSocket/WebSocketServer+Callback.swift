@@ -90,7 +90,7 @@ extension WebSocketServer {
         let limit = broker.configuration.maxMessageBytes
         let accepted = session.receiveFragment(wsi, input, length, maxBytes: limit) { bytes, binary in
             if session.isEcho {
-                session.send(Array(bytes), binary: binary)
+                session.send(framed: FrameBuffer(headroom: bridge_lws_pre(), copying: bytes), binary: binary)
             } else if binary {
                 session.connection?.receive(binary: bytes)
             } else {

@@ -34,15 +34,17 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         var close: (code: UInt16, reason: String)?
         var pause = false
         var serviceRequested = false
+        // The service thread has asked for a writable callback and will look at the queue
+        // again: a frame queued meanwhile needs no wake-up.
+        var writeScheduled = false
         var closed = false
     }
 
     struct OutboundFrame {
-        // LWS_PRE bytes of headroom, then the payload.
-        var storage: [UInt8]
+        // LWS_PRE bytes (at least) of headroom before the payload; nothing else refers to it.
+        var buffer: FrameBuffer
         var binary: Bool
         var sent = 0
-        var payloadCount: Int { storage.count - bridge_lws_pre() }
     }
 
     init(id: UInt64, owner: SessionOwner, fragmentBytes: Int) {
@@ -53,17 +55,34 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
 
     // MARK: ConnectionSink, any thread
 
+    var frameHeadroom: Int { bridge_lws_pre() }
+
     func send(_ bytes: [UInt8], binary: Bool) {
-        var storage = [UInt8](repeating: 0, count: bridge_lws_pre())
-        storage.reserveCapacity(storage.count + bytes.count)
-        storage.append(contentsOf: bytes)
-        let queued = shared.withLock { state -> Bool in
-            guard !state.closed, state.close == nil else { return false }
-            state.queue.append(OutboundFrame(storage: storage, binary: binary))
-            state.queuedBytes += bytes.count
+        enqueue(FrameBuffer(headroom: bridge_lws_pre(), copying: bytes), binary: binary)
+    }
+
+    func send(framed: FrameBuffer, binary: Bool) {
+        let buffer = framed.headroom >= bridge_lws_pre() ? framed : framed.withUnsafeBytes { FrameBuffer(headroom: bridge_lws_pre(), copying: $0) }
+        enqueue(buffer, binary: binary)
+    }
+
+    private func enqueue(_ buffer: FrameBuffer, binary: Bool) {
+        guard let owner else { return }
+        let onServiceThread = owner.loop.isServiceThread
+        let wake: Bool? = shared.withLock { state in
+            guard !state.closed, state.close == nil else { return nil }
+            state.queue.append(OutboundFrame(buffer: buffer, binary: binary))
+            state.queuedBytes += buffer.count
+            if onServiceThread || state.writeScheduled || state.serviceRequested { return false }
+            state.serviceRequested = true
             return true
         }
-        if queued { requestService() }
+        guard let wake else { return }
+        if onServiceThread {
+            service()
+        } else if wake {
+            owner.scheduleService(of: self)
+        }
     }
 
     func waitUntilWritable() async {
@@ -109,15 +128,18 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     /// Applies pause requests and asks for a writable callback when there is something to send.
     func service() {
         guard let wsi else { return }
+        let current = current
         let (pause, pending) = shared.withLock { state -> (Bool, Bool) in
             state.serviceRequested = false
-            return (state.pause, state.head < state.queue.count || state.close != nil)
+            let pending = current != nil || state.head < state.queue.count || state.close != nil
+            if pending { state.writeScheduled = true }
+            return (state.pause, pending)
         }
         if pause != appliedPause {
             appliedPause = pause
             lws_rx_flow_control(wsi, pause ? 0 : 1)
         }
-        if pending || current != nil { lws_callback_on_writable(wsi) }
+        if pending { lws_callback_on_writable(wsi) }
     }
 
     /// Writes one fragment; returns -1 when the connection must close now.
@@ -128,9 +150,9 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             let next: Next = shared.withLock { state in
                 if state.head < state.queue.count {
                     let frame = state.queue[state.head]
-                    // Release the popped frame now: a producer that keeps the queue non-empty
-                    // must not keep every frame it ever sent alive.
-                    state.queue[state.head].storage = []
+                    // Drop the queue's reference now: a producer that keeps the queue
+                    // non-empty must not keep every frame it ever sent alive.
+                    state.queue[state.head].buffer = Self.spent
                     state.head += 1
                     if state.head == state.queue.count {
                         state.queue.removeAll(keepingCapacity: true)
@@ -142,6 +164,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
                     return .frame(frame)
                 }
                 if let close = state.close { return .close(close.code, close.reason) }
+                state.writeScheduled = false
                 return .nothing
             }
             switch next {
@@ -153,34 +176,34 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             }
         }
         guard var frame = current else { return 0 }
-        // Drop the second reference so lws can write its header into the headroom in place:
-        // a shared buffer would be copied whole (copy-on-write) for every fragment.
-        current = nil
-        let remaining = frame.payloadCount - frame.sent
+        let remaining = frame.buffer.count - frame.sent
         let count = min(remaining, fragmentBytes)
         let first = frame.sent == 0
         let final = count == remaining
-        let written = frame.storage.withUnsafeMutableBufferPointer { buffer in
-            bridge_lws_write(wsi, buffer.baseAddress! + bridge_lws_pre() + frame.sent, count, frame.binary ? 1 : 0, first ? 1 : 0, final ? 1 : 0)
-        }
+        // The frame's memory is ours alone (no copy-on-write): lws writes its header into the
+        // LWS_PRE bytes before the fragment, which are headroom or payload already sent.
+        let start = frame.buffer.frameStart.assumingMemoryBound(to: UInt8.self) + frame.sent
+        let written = bridge_lws_write(wsi, start, count, frame.binary ? 1 : 0, first ? 1 : 0, final ? 1 : 0)
         if written < 0 { return -1 }
         frame.sent += count
-        if final {
-            current = nil
-            let resume = shared.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.queuedBytes -= frame.payloadCount
-                guard state.queuedBytes <= Self.lowWater else { return [] }
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            resume.forEach { $0.resume() }
-        } else {
-            current = frame
+        current = final ? nil : frame
+        let sentFrame = final ? frame.buffer.count : 0
+        let (more, resume) = shared.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+            let more = !final || state.head < state.queue.count || state.close != nil
+            state.writeScheduled = more
+            guard final else { return (more, []) }
+            state.queuedBytes -= sentFrame
+            guard state.queuedBytes <= Self.lowWater, !state.waiters.isEmpty else { return (more, []) }
+            defer { state.waiters = [] }
+            return (more, state.waiters)
         }
-        let more = current != nil || shared.withLock { $0.head < $0.queue.count || $0.close != nil }
+        resume.forEach { $0.resume() }
         if more { lws_callback_on_writable(wsi) }
         return 0
     }
+
+    // Stands in for a frame already taken from the queue.
+    private static let spent = FrameBuffer(headroom: 0, capacity: 0)
 
     /// Whether the connection has closed (readable from any thread).
     var isClosed: Bool { shared.withLock { $0.closed } }

@@ -178,6 +178,22 @@ import Testing
         #expect(growth < 128 * 1024 * 1024, "peak memory grew by \(growth / 1024 / 1024) MiB for a \(size / 1024 / 1024) MiB body")
     }
 
+    @Test func aBodyLargerThanAFragmentArrivesIntact() async throws {
+        // Frames are written from their buffers in fragments (128 KiB) with lws headers written
+        // into the bytes just before each one: every byte must still arrive, in order.
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let size = 3 * 1024 * 1024 + 12345
+        let recorder = PostRecorder()
+        let reply = try await client.post("fetch", ["url": .string(harness.origin.url("/bytes/\(size)")), "responseBody": "binary", "progress": false], onEvent: recorder.handler)
+        #expect(reply["bodyBytes"] == .integer(size))
+        #expect(recorder.body.count == size)
+        #expect(recorder.body == patternBytes(from: 0, count: size))
+        #expect(recorder.chunks.last?.end == true)
+    }
+
     @Test func groupProgressReachesOne() async throws {
         let harness = try await BrokerHarness.start()
         defer { Task { await harness.stop() } }

@@ -240,6 +240,15 @@ public final class BrokerConnection: Sendable {
         }
     }
 
+    /// `sendIfActive` for a frame built with the sink's headroom.
+    func sendIfActive(_ entry: PostEntry, _ framed: FrameBuffer) -> Bool {
+        state.withLock { state in
+            guard !entry.isCancelled, !state.closed else { return false }
+            sink.send(framed: framed, binary: true)
+            return true
+        }
+    }
+
     func bodyChannel(for entry: PostEntry) -> RequestBodyChannel {
         state.withLock { state in
             if entry.body == nil { entry.body = RequestBodyChannel(connection: self, highWater: broker.configuration.requestBodyHighWater) }

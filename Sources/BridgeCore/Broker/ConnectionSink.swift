@@ -5,12 +5,27 @@
 public protocol ConnectionSink: AnyObject, Sendable {
     /// Queues one frame; it never blocks. Frames leave in the order they were queued.
     func send(_ bytes: [UInt8], binary: Bool)
+    /// Free bytes the transport wants in front of a frame given to `send(framed:binary:)`.
+    var frameHeadroom: Int { get }
+    /// Queues one frame built after `frameHeadroom` free bytes; the transport may keep its
+    /// storage as it is instead of copying the frame. Ordered with `send(_:binary:)`.
+    func send(framed: FrameBuffer, binary: Bool)
     /// Suspends while the connection's queue of unsent bytes is over its high-water mark.
     func waitUntilWritable() async
     /// Closes the connection with a WebSocket status code once queued frames have left.
     func close(code: UInt16, reason: String)
     /// Stops (`true`) or resumes (`false`) reading frames from the client: backpressure.
     func pauseReading(_ paused: Bool)
+}
+
+extension ConnectionSink {
+    /// No headroom: a sink that does not ask for it gets plain frames.
+    public var frameHeadroom: Int { 0 }
+
+    /// Copies the frame out of its headroom and sends it with `send(_:binary:)`.
+    public func send(framed: FrameBuffer, binary: Bool) {
+        send(framed.bytes, binary: binary)
+    }
 }
 
 /// What the broker knows about a connection from its handshake.

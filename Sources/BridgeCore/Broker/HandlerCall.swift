@@ -46,8 +46,9 @@ public struct HandlerCall: Sendable {
             let end = bytes.index(start, offsetBy: limit, limitedBy: bytes.endIndex) ?? bytes.endIndex
             let last = end == bytes.endIndex
             await connection.sink.waitUntilWritable()
-            let frame = BinaryFrameHeader(id: id, isEnd: isEnd && last).frame(payload: bytes[start..<end])
-            guard connection.sendIfActive(entry, frame, binary: true) else {
+            // Built once, with the transport's headroom in front, and handed over without a copy.
+            let frame = BinaryFrameHeader(id: id, isEnd: isEnd && last).frame(payload: bytes[start..<end], headroom: connection.sink.frameHeadroom)
+            guard connection.sendIfActive(entry, frame) else {
                 throw BridgeError(.cancelled, "the post was cancelled")
             }
             start = end

@@ -50,10 +50,18 @@ public struct BinaryFrameHeader: Sendable, Equatable {
 
     /// A whole frame: this header followed by `payload`.
     public func frame<Payload: Collection>(payload: Payload) -> [UInt8] where Payload.Element == UInt8 {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(BinaryFrameHeader.size + payload.count)
-        write(into: &bytes)
-        bytes.append(contentsOf: payload)
-        return bytes
+        frame(payload: payload, headroom: 0).bytes
+    }
+
+    /// A whole frame built after `headroom` free bytes, so a transport that writes its own
+    /// header in front (`ConnectionSink.frameHeadroom`) sends it without copying the payload.
+    public func frame<Payload: Collection>(payload: Payload, headroom: Int) -> FrameBuffer where Payload.Element == UInt8 {
+        let framed = FrameBuffer(headroom: headroom, capacity: BinaryFrameHeader.size + payload.count)
+        framed.append(BinaryFrameHeader.bodyChunk)
+        framed.append(isEnd ? BinaryFrameHeader.endFlag : 0)
+        let value = UInt64(id)
+        for shift in stride(from: 56, through: 0, by: -8) { framed.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        framed.append(contentsOf: payload)
+        return framed
     }
 }
