@@ -115,7 +115,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     /// Cache hits of a 1 KiB resource with 64 fetches in flight, against the bare echo of 1 KiB
     /// messages with 64 in flight, for two request shapes: a headless client's (text body, no
-    /// progress) and the shim's (`fetch()` in a page: binary body frames, progress on).
+    /// progress) and the shim's (`fetch()` in a page: binary body frames, no progress events).
     func cacheHits(server: BrokerServer, bare: BareEchoServer, origin: LocalOrigin) async throws {
         let url = origin.url("/cached?cc=max-age%3D3600&size=1024")
         let warm = try await BridgeClient.connect(url: "ws://127.0.0.1:\(server.port)/bridge")
@@ -125,8 +125,8 @@ struct BenchCommand: AsyncParsableCommand {
         let shapes: [(label: String, body: String)] = [
             ("text body, progress off", "{\"url\":\"\(url)\",\"responseBody\":\"text\",\"progress\":false}"),
             // What bridge.js sends for a page's fetch(url) (FetchRun.start).
-            ("as the shim sends it: binary body, progress on",
-             "{\"url\":\"\(url)\",\"method\":\"GET\",\"headers\":[],\"redirect\":\"follow\",\"responseBody\":\"binary\",\"timeout\":60000}"),
+            ("as the shim sends it: binary body, progress off",
+             "{\"url\":\"\(url)\",\"method\":\"GET\",\"headers\":[],\"redirect\":\"follow\",\"responseBody\":\"binary\",\"progress\":false,\"timeout\":60000}"),
         ]
         var bareRuns: [RoundTripBench.Figures] = []
         var hitRuns = [[RoundTripBench.Figures]](repeating: [], count: shapes.count)
