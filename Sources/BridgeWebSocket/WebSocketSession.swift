@@ -85,6 +85,10 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         }
     }
 
+    var isWritable: Bool {
+        shared.withLock { $0.closed || $0.queuedBytes <= Self.highWater }
+    }
+
     func waitUntilWritable() async {
         await withCheckedContinuation { continuation in
             let ready = shared.withLock { state -> Bool in

@@ -13,7 +13,15 @@ final class RecordingSink: ConnectionSink {
     private let state = Mutex<(frames: [Frame], paused: [Bool], closed: (UInt16, String)?)>(([], [], nil))
 
     func send(_ bytes: [UInt8], binary: Bool) { state.withLock { $0.frames.append(Frame(bytes: bytes, binary: binary)) } }
-    func waitUntilWritable() async {}
+    func waitUntilWritable() async {
+        while !isWritable { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+    /// Tests set it to false to stand for a client whose send queue is over its high-water mark.
+    var isWritable: Bool {
+        get { writable.withLock { $0 } }
+        set { writable.withLock { $0 = newValue } }
+    }
+    private let writable = Mutex(true)
     func close(code: UInt16, reason: String) { state.withLock { $0.closed = (code, reason) } }
     func pauseReading(_ paused: Bool) { state.withLock { $0.paused.append(paused) } }
 

@@ -79,6 +79,20 @@ struct ImmediateHitTests {
         #expect(hit.replyNow(3)?["body"]?["bodyEncoding"] == "base64")
     }
 
+    @Test func aClientOverItsHighWaterMarkGetsItsHitFromTheTaskOnceThereIsRoom() async throws {
+        let hit = HitRig()
+        _ = try await hit.fetch("/fresh/5", id: 1)
+        hit.sink.isWritable = false
+        hit.send("/fresh/5", id: 2)
+        #expect(hit.replyNow(2) == nil)  // not answered at once: the queue is full
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(hit.replyNow(2) == nil)  // and the task waits for room before it sends
+        hit.sink.isWritable = true
+        let reply = try await hit.sink.reply(2)
+        #expect(reply["body"]?["cache"]?["status"] == "hit" && reply["body"]?["body"] == "xxxxx")
+        #expect(hit.rig.upstream.count == 1)
+    }
+
     @Test func staleSwrVaryMismatchAndRevalidatingModesTakeTheTask() async throws {
         let hit = HitRig()
         _ = try await hit.fetch("/fresh/5", id: 1)

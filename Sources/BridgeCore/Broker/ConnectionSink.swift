@@ -12,6 +12,9 @@ public protocol ConnectionSink: AnyObject, Sendable {
     func send(framed: FrameBuffer, binary: Bool)
     /// Suspends while the connection's queue of unsent bytes is over its high-water mark.
     func waitUntilWritable() async
+    /// Whether the connection's queue of unsent bytes is at or under its high-water mark now:
+    /// work that sends without waiting (an immediate cache hit) checks it first.
+    var isWritable: Bool { get }
     /// Closes the connection with a WebSocket status code once queued frames have left.
     func close(code: UInt16, reason: String)
     /// Stops (`true`) or resumes (`false`) reading frames from the client: backpressure.
@@ -21,6 +24,9 @@ public protocol ConnectionSink: AnyObject, Sendable {
 extension ConnectionSink {
     /// No headroom: a sink that does not ask for it gets plain frames.
     public var frameHeadroom: Int { 0 }
+
+    /// Always writable: a sink without a send queue of its own.
+    public var isWritable: Bool { true }
 
     /// Copies the frame out of its headroom and sends it with `send(_:binary:)`.
     public func send(framed: FrameBuffer, binary: Bool) {

@@ -6,14 +6,16 @@ extension FetchHandler: ImmediateBridgeHandler {
     public static let immediateBodyLimit = 256 * 1024
 
     /// Serves a fresh cache hit whose body is in memory at once, on the connection's thread: no
-    /// task, no deadline, no waiting. Anything else returns nil and runs through `handle`.
+    /// task, no deadline, no waiting. Anything else, or any hit while the connection's send queue
+    /// is over its high-water mark, returns nil and runs through `handle`.
     ///
     /// The client sees what `handle` would send for the same hit: the `response` event, the body
     /// as binary frames when asked, download progress (only the final count, which the
     /// contract requires: a body from memory has no intermediate state worth an event), then
     /// the same reply. The progress stream, group progress and the cache counters see it too.
     public func handleImmediately(_ call: HandlerCall) -> ImmediateReply? {
-        guard let cache else { return nil }
+        // A client that does not read its frames gets its hits from the task, which waits for room.
+        guard let cache, call.connection.sink.isWritable else { return nil }
         let request: FetchRequest
         do { request = try FetchRequest(json: call.body) } catch { return .failure(error) }
         guard request.method == "GET", request.body == .none else { return nil }
