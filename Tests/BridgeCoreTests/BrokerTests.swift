@@ -179,6 +179,37 @@ import Testing
         #expect(last["body"]?["finished"] == 2)
         #expect(events.allSatisfy { ($0["body"]?["progress"]?.doubleValue ?? 2) <= 1 })
     }
+
+    @Test func requestsAnsweredOneByOneStayOneGroup() async throws {
+        let connection = connect()
+        let groups = connection.groups
+        for _ in 0..<3 {
+            let token = groups.start(group: "page")
+            groups.update(group: "page", token: token, loaded: 10, total: 10)
+            groups.finish(group: "page", token: token)
+        }
+        let events = sink.jsonFrames.filter { $0["name"] == "group.progress" }.compactMap { $0["body"] }
+        // One group of three, not three groups of one; within the interval only the finishes
+        // (each of which completes the group) are sent.
+        #expect(events.last?["requests"] == 3 && events.last?["finished"] == 3 && events.last?["loaded"] == 30)
+        #expect(events.count == 4)  // the first start, then each finish
+        #expect(events.map { $0["requests"]?.intValue ?? 0 } == [1, 1, 2, 3])
+        #expect(groups.groupCount == 1)
+    }
+
+    @Test func finishedGroupsAreForgottenBeyondTheirLimit() async throws {
+        let connection = connect()
+        let groups = connection.groups
+        for index in 0..<100 {
+            groups.finish(group: "load-\(index)", token: groups.start(group: "load-\(index)"))
+        }
+        let open = groups.start(group: "still-loading")
+        #expect(groups.groupCount <= 64 + 1)
+        #expect(groups.groupCount >= 2)
+        groups.finish(group: "still-loading", token: open)
+        let last = sink.jsonFrames.last { $0["name"] == "group.progress" }
+        #expect(last?["body"]?["group"] == "still-loading" && last?["body"]?["requests"] == 1)
+    }
 }
 
 /// A one-shot gate that tests open to let waiting work go on.

@@ -7,6 +7,11 @@ import Synchronization
 /// the connection as `group.progress` events, at most one per `interval` per group, and always
 /// one when the last request of the group finishes; the same bodies, with the connection's
 /// number, go to the progress stream as `progress.group`.
+///
+/// A group outlives the moment all its requests are finished: a page load whose requests are
+/// answered one by one from the cache (each done before the next starts) stays one group that
+/// counts them all, instead of a new group of one per request. Finished groups are forgotten
+/// `retention` after they finished, and beyond `maxFinishedGroups` the oldest go first.
 public final class GroupProgress: Sendable {
     private let sink: any ConnectionSink
     private let hub: ProgressHub?
@@ -31,7 +36,14 @@ public final class GroupProgress: Sendable {
         var requests: [UInt64: Request] = [:]
         var nextToken: UInt64 = 0
         var lastSent: ContinuousClock.Instant?
+        /// When its last request finished, while no other has started since.
+        var finishedAt: ContinuousClock.Instant?
     }
+
+    /// How long a finished group is remembered for requests that join it later.
+    static let retention: Duration = .seconds(10)
+    /// The most finished groups remembered per connection.
+    static let maxFinishedGroups = 64
 
     init(sink: any ConnectionSink, hub: ProgressHub? = nil, connection: Int = 0, interval: Duration = .milliseconds(50)) {
         self.sink = sink
@@ -43,7 +55,9 @@ public final class GroupProgress: Sendable {
     /// Adds a request to `group`; returns the token that names it in later updates.
     public func start(group: String) -> UInt64 {
         let (token, frame): (UInt64, JSONValue?) = state.withLock { groups in
+            if groups[group] == nil { Self.forgetFinished(&groups, now: .now) }
             var entry = groups[group] ?? Group()
+            entry.finishedAt = nil
             entry.nextToken += 1
             let token = entry.nextToken
             entry.requests[token] = Request()
@@ -76,10 +90,23 @@ public final class GroupProgress: Sendable {
             entry.requests[token]!.finished = true
             let done = entry.requests.values.allSatisfy(\.finished)
             let frame = Self.frameIfDue(name: group, &entry, force: done, interval: interval)
-            groups[group] = done ? nil : entry
+            if done { entry.finishedAt = .now }
+            groups[group] = entry
             return frame
         }
         send(frame)
+    }
+
+    /// The groups remembered now, finished or not (for tests and diagnostics).
+    public var groupCount: Int { state.withLock { $0.count } }
+
+    private static func forgetFinished(_ groups: inout [String: Group], now: ContinuousClock.Instant) {
+        let finished = groups.compactMap { name, group in group.finishedAt.map { (name, $0) } }
+        guard !finished.isEmpty else { return }
+        for (name, at) in finished where now - at >= retention { groups[name] = nil }
+        let remaining = finished.filter { groups[$0.0] != nil }
+        guard remaining.count > maxFinishedGroups else { return }
+        for (name, _) in remaining.sorted(by: { $0.1 < $1.1 }).prefix(remaining.count - maxFinishedGroups) { groups[name] = nil }
     }
 
     private func send(_ body: JSONValue?) {
