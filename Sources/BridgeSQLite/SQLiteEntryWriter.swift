@@ -11,6 +11,8 @@ final class SQLiteEntryWriter: CacheEntryWriter {
         var fileName: String?
         var size = 0
         var abandoned = false
+        /// `commit()` owns the file from here on; `discard()` leaves it alone.
+        var committing = false
     }
 
     let store: SQLiteCacheStore
@@ -51,30 +53,39 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     }
 
     func commit() async -> Bool {
-        let taken: (inline: [UInt8]?, file: String?, size: Int)? = state.withLock { state in
+        let taken: (inline: [UInt8]?, handle: FileHandle?, file: String?, size: Int)? = state.withLock { state in
             guard !state.abandoned else { return nil }
             state.abandoned = true  // Nothing more may be written or discarded.
-            if let file = state.file {
-                // On disk before the row points at it, so no row ever names a torn file.
-                do {
-                    try file.synchronize()
-                    try file.close()
-                } catch {
-                    return (nil, nil, -1)
-                }
-                return (nil, state.fileName, state.size)
-            }
-            return (state.buffer, nil, state.size)
+            state.committing = true
+            if let file = state.file { return (nil, file, state.fileName, state.size) }
+            return (state.buffer, nil, nil, state.size)
         }
-        guard let taken, taken.size >= 0 else {
-            await discard()
-            return false
+        guard let taken else { return false }
+        if let handle = taken.handle {
+            // On disk before the row points at it, so no row ever names a torn file. fsync blocks
+            // for milliseconds: not on the cooperative pool, whose two threads here also deliver
+            // every response.
+            let synced = await withCheckedContinuation { continuation in
+                Self.syncQueue.async {
+                    continuation.resume(returning: (try? handle.synchronize()) != nil && (try? handle.close()) != nil)
+                }
+            }
+            guard synced else {
+                state.withLock { $0.file = nil }
+                if let name = taken.file { try? FileManager.default.removeItem(atPath: store.bodiesPath + "/" + name) }
+                return false
+            }
+            state.withLock { $0.file = nil }
         }
         return await store.insert(entry, inline: taken.inline, file: taken.file, size: taken.size)
     }
 
+    /// Where body files are flushed to disk before their rows are inserted.
+    private static let syncQueue = DispatchQueue(label: "bridge.cache.sync")
+
     func discard() async {
         let name: String? = state.withLock { state in
+            guard !state.committing else { return nil }
             state.abandoned = true
             state.buffer = []
             try? state.file?.close()
