@@ -66,7 +66,8 @@ struct MonitorModel {
             group.requests = body["requests"]?.intValue ?? group.requests
             group.finished = body["finished"]?.intValue ?? group.finished
             group.progress = body["progress"]?.doubleValue ?? group.progress
-            if group.progress >= 1 { group.endedAt = now }
+            // A group that a later request joined is loading again: it stays on screen.
+            group.endedAt = group.progress >= 1 ? (group.endedAt ?? now) : nil
             groups[key] = group
         case "progress.stats":
             stats = body
