@@ -12,7 +12,8 @@ struct MonitorCommand: AsyncParsableCommand {
         discussion: "On a terminal, a multi-progress view redrawn ten times a second. When the output is not a terminal, one plain line per event; with --json, one JSON line per event. Reconnects when the broker restarts."
     )
 
-    @Option(help: "The broker's WebSocket URL.") var url = "ws://127.0.0.1:8787/bridge"
+    @Option(name: [.customLong("url"), .customLong("broker")], help: "The broker's WebSocket URL.")
+    var url = "ws://127.0.0.1:8787/bridge"
     @Option(help: "The broker's token, if it requires one.") var token: String?
     @Flag(help: "Print one JSON line per event instead of the live view.") var json = false
 
