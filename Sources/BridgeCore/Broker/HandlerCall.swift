@@ -76,8 +76,8 @@ public struct HandlerCall: Sendable {
         var start = 0
         repeat {
             let end = min(bytes.count, start + limit)
-            let frame = BinaryFrameHeader(id: id, isEnd: end == bytes.count).frame(payload: bytes[start..<end])
-            guard connection.sendIfActive(entry, frame, binary: true) else { return false }
+            let frame = BinaryFrameHeader(id: id, isEnd: end == bytes.count).frame(payload: bytes[start..<end], headroom: connection.sink.frameHeadroom)
+            guard connection.sendIfActive(entry, frame) else { return false }
             start = end
         } while start < bytes.count
         return true

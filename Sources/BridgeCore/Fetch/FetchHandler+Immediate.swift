@@ -85,20 +85,19 @@ struct ImmediateHitDelivery {
         switch mode {
         case .none:
             reply.appendRaw(",\"body\":null,\"bodyBytes\":0")
-        case .binary, .text, .base64:
-            switch mode {
-            case .binary:
-                call.sendBodyNow(hit.body)
-                reply.appendRaw(",\"body\":null")
-            default:
-                // The JSON string of the body, kept with the entry: hits of one entry share it.
-                reply.appendRaw(",\"body\":")
-                reply.appendRaw(hit.encodedBody(mode.rawValue) { body in
-                    var string = JSONWriter(capacity: body.count + 16)
-                    string.append(mode == .text ? String(decoding: body, as: UTF8.self) : Data(body).base64EncodedString())
-                    return string.bytes
-                })
-            }
+        case .binary:
+            call.sendBodyNow(hit.body)
+            reply.appendRaw(",\"body\":null")
+        case .text, .base64:
+            // The JSON string of the body, kept with the entry: hits of one entry share it.
+            reply.appendRaw(",\"body\":")
+            reply.appendRaw(hit.encodedBody(mode.rawValue) { body in
+                var string = JSONWriter(capacity: body.count + 16)
+                string.append(mode == .text ? String(decoding: body, as: UTF8.self) : Data(body).base64EncodedString())
+                return string.bytes
+            })
+        }
+        if mode != .none {
             reply.appendRaw(",\"bodyBytes\":")
             reply.append(total)
             if total > 0 { trace.progress(loaded: total) }

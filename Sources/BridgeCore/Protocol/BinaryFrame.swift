@@ -42,25 +42,31 @@ public struct BinaryFrameHeader: Sendable, Equatable {
 
     /// Appends the header's 10 bytes to `bytes`.
     public func write(into bytes: inout [UInt8]) {
-        bytes.append(BinaryFrameHeader.bodyChunk)
-        bytes.append(isEnd ? BinaryFrameHeader.endFlag : 0)
+        forEachByte { bytes.append($0) }
+    }
+
+    /// Calls `body` with the header's 10 bytes in order: the layout, in one place.
+    func forEachByte(_ body: (UInt8) -> Void) {
+        body(BinaryFrameHeader.bodyChunk)
+        body(isEnd ? BinaryFrameHeader.endFlag : 0)
         let value = UInt64(id)
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) { body(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
     /// A whole frame: this header followed by `payload`.
     public func frame<Payload: Collection>(payload: Payload) -> [UInt8] where Payload.Element == UInt8 {
-        frame(payload: payload, headroom: 0).bytes
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(BinaryFrameHeader.size + payload.count)
+        write(into: &bytes)
+        bytes.append(contentsOf: payload)
+        return bytes
     }
 
     /// A whole frame built after `headroom` free bytes, so a transport that writes its own
     /// header in front (`ConnectionSink.frameHeadroom`) sends it without copying the payload.
     public func frame<Payload: Collection>(payload: Payload, headroom: Int) -> FrameBuffer where Payload.Element == UInt8 {
         let framed = FrameBuffer(headroom: headroom, capacity: BinaryFrameHeader.size + payload.count)
-        framed.append(BinaryFrameHeader.bodyChunk)
-        framed.append(isEnd ? BinaryFrameHeader.endFlag : 0)
-        let value = UInt64(id)
-        for shift in stride(from: 56, through: 0, by: -8) { framed.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        forEachByte(framed.append)
         framed.append(contentsOf: payload)
         return framed
     }
