@@ -46,10 +46,8 @@ struct StaticFiles: Sendable {
         let path = requestPath.split(separator: "?", maxSplits: 1).first.map(String.init) ?? requestPath
         if path == "/" { return .redirect("/examples/") }
         if path == "/bridge.js" || path == "/bridge.d.ts" {
-            let file = root + "/bridge-js" + path
-            guard isRegularFile(file) else { return .notFound }
             // Any page may load the shim, as a classic script or as a module (which needs CORS).
-            return served(file, allowsAnyOrigin: true)
+            return served(root + "/bridge-js" + path, allowsAnyOrigin: true)
         }
         guard path == "/examples" || path.hasPrefix("/examples/") else { return .notFound }
         guard let decoded = path.removingPercentEncoding, !decoded.contains("\0") else { return .notFound }
@@ -60,14 +58,18 @@ struct StaticFiles: Sendable {
             guard decoded.hasSuffix("/") else { return .redirect(path + "/") }
             file += "/index.html"
         }
-        guard isRegularFile(file) else { return .notFound }
         return served(file, allowsAnyOrigin: false)
     }
 
+    /// The regular file at `file` with its ETag, from one look at its attributes; else 404.
     private func served(_ file: String, allowsAnyOrigin: Bool) -> Resolution {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: file)
-        let size = (attributes?[.size] as? NSNumber)?.uint64Value ?? 0
-        let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        // Through symbolic links, as serving the file does.
+        let target = (file as NSString).resolvingSymlinksInPath
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: target),
+              attributes[.type] as? FileAttributeType == .typeRegular
+        else { return .notFound }
+        let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
+        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         let tag = "\"\(String(size, radix: 16))-\(String(UInt64(max(0, modified * 1_000_000)), radix: 16))\""
         return .file(File(path: file, mimeType: mimeType(file), entityTag: tag, allowsAnyOrigin: allowsAnyOrigin))
     }
@@ -75,11 +77,6 @@ struct StaticFiles: Sendable {
     private func isDirectory(_ path: String) -> Bool {
         var directory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
-    }
-
-    private func isRegularFile(_ path: String) -> Bool {
-        var directory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && !directory.boolValue
     }
 
     private func mimeType(_ path: String) -> String {
