@@ -70,12 +70,11 @@ final class SQLiteEntryWriter: CacheEntryWriter {
                     continuation.resume(returning: (try? handle.synchronize()) != nil && (try? handle.close()) != nil)
                 }
             }
+            state.withLock { $0.file = nil }  // Closed either way.
             guard synced else {
-                state.withLock { $0.file = nil }
                 if let name = taken.file { try? FileManager.default.removeItem(atPath: store.bodiesPath + "/" + name) }
                 return false
             }
-            state.withLock { $0.file = nil }
         }
         return await store.insert(entry, inline: taken.inline, file: taken.file, size: taken.size)
     }
