@@ -39,6 +39,16 @@ extension SQLiteCacheStore {
         }
     }
 
+    /// Sets `key`'s entries to what a write just committed (forgetting every other URL's too when
+    /// `forgettingOthers`); lookups that raced the write are not remembered over it.
+    func replaceIndex(_ key: String, with entries: [CachedResponse], forgettingOthers: Bool) {
+        index.withLock { index in
+            index.generation += 1
+            if forgettingOthers { index.urls.removeAll() }
+            _ = index.urls.put(key, entries, cost: 1)
+        }
+    }
+
     /// Forgets `key`'s entries, or every URL's when `key` is nil (evictions, clears).
     func invalidateIndex(_ key: String?) {
         index.withLock { index in

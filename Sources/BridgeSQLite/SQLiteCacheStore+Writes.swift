@@ -30,7 +30,7 @@ extension SQLiteCacheStore {
         }
         do {
             let outcome = try await writer.run { connection in
-                try connection.transaction { () throws -> (removed: [(Int64, String?)], evicted: Int, entries: Int, bytes: Int) in
+                try connection.transaction { () throws -> (removed: [(Int64, String?)], evicted: Int, entries: Int, bytes: Int, id: Int64, listed: [CachedResponse]) in
                     let existing = try connection.query(
                         "SELECT id, vary, file FROM cache_entries WHERE url = ?", [.text(entry.url)]
                     ) { ($0.int(at: 0), $0.string(at: 1).flatMap(CacheEntryCoding.decodeVaryKey), $0.string(at: 2)) }
@@ -68,12 +68,17 @@ extension SQLiteCacheStore {
                         }
                     }
                     let totals = try Self.totals(connection)
-                    return (removed, evicted, totals.entries, totals.bytes)
+                    let listed = try Self.entries(of: entry.url, in: connection)
+                    return (removed, evicted, totals.entries, totals.bytes, id, listed)
                 }
             }
             forget(outcome.removed)
-            // Evictions remove other URLs' entries too.
-            invalidateIndex(outcome.evicted > 0 ? nil : entry.url)
+            // The first request after a store (a preloaded page's resources) is served from memory
+            // at once, like every later one: the body goes to the memory tier and the URL's new
+            // listing to the index, in place of what the write made stale. Evictions remove other
+            // URLs' entries too, so they forget every listing.
+            if let inline { remember(outcome.id, inline) }
+            replaceIndex(entry.url, with: outcome.listed, forgettingOthers: outcome.evicted > 0)
             health.withLock { health in
                 (health.entries, health.bytes) = (outcome.entries, outcome.bytes)
                 health.evictions += outcome.evicted

@@ -109,17 +109,21 @@ public final class SQLiteCacheStore: CacheStore {
         let (indexed, generation) = indexedEntries(for: key)
         if let indexed { return indexed }
         do {
-            let entries = try await reader.run { connection in
-                try connection.query(
-                    "SELECT id, url, vary, status, headers, request_time, response_time FROM cache_entries WHERE url = ?",
-                    [.text(key)], row: Self.decodeEntry)
-            }.compactMap { $0 }
+            let entries = try await reader.run { connection in try Self.entries(of: key, in: connection) }
             rememberEntries(entries, for: key, generation: generation)
             return entries
         } catch {
             failed(error, while: "reading \(key)")
             return []
         }
+    }
+
+    /// The stored entries of the URL `key`, read through `connection`.
+    static func entries(of key: String, in connection: SerialConnection) throws -> [CachedResponse] {
+        try connection.query(
+            "SELECT id, url, vary, status, headers, request_time, response_time FROM cache_entries WHERE url = ?",
+            [.text(key)], row: Self.decodeEntry
+        ).compactMap { $0 }
     }
 
     static func decodeEntry(_ row: SQLiteStatement) -> CachedResponse? {

@@ -8,21 +8,38 @@ struct SQLiteImmediateReadTests {
         let directory = TemporaryDirectory()
         let cache = SQLiteCacheStore(configuration: configuration(directory))
         let url = "https://a.test/x"
+        // Nothing is listed for a URL before its first lookup.
+        #expect(cache.entriesWithoutWaiting(for: url) == nil)
         #expect(await store(cache, entry(url), pattern(300)))
-        // Not listed yet: the index fills on the first awaited lookup.
-        #expect(cache.entriesWithoutWaiting(for: url) == nil)
-        let listed = try #require(await cache.entries(for: url).first)
-        #expect(cache.entriesWithoutWaiting(for: url) == [listed])
-        _ = try await read(cache, url)
-        #expect(cache.bodyWithoutWaiting(of: listed) == pattern(300))
+        // A store lists the URL and keeps the body in memory: the first request after it (a
+        // preloaded resource) is served at once, with no awaited lookup before it.
+        let stored = try #require(cache.entriesWithoutWaiting(for: url)?.first)
+        #expect(cache.bodyWithoutWaiting(of: stored) == pattern(300))
+        #expect(await cache.entries(for: url) == [stored])
 
-        // A write to the URL invalidates the index; a clear empties the memory tier too.
+        // A new response for the URL replaces the listing and its body; a clear empties both.
         #expect(await store(cache, entry(url, time: 2000), pattern(10)))
-        #expect(cache.entriesWithoutWaiting(for: url) == nil)
+        let replacing = try #require(cache.entriesWithoutWaiting(for: url))
+        #expect(replacing.count == 1 && replacing[0] != stored)
+        #expect(cache.bodyWithoutWaiting(of: replacing[0]) == pattern(10))
         _ = await cache.clear(.all)
+        #expect(cache.entriesWithoutWaiting(for: url) == nil)
         _ = await cache.entries(for: url)
         #expect(cache.entriesWithoutWaiting(for: url) == [])
-        #expect(cache.bodyWithoutWaiting(of: listed) == nil)
+        #expect(cache.bodyWithoutWaiting(of: replacing[0]) == nil)
+    }
+
+    @Test func aStoreThatEvictsForgetsOtherURLsListings() async throws {
+        let directory = TemporaryDirectory()
+        // Room on disk for ten 1000-byte bodies: the eleventh store evicts the first.
+        let cache = SQLiteCacheStore(configuration: configuration(directory, disk: 10_000))
+        for index in 0..<10 { #expect(await store(cache, entry("https://a.test/\(index)"), pattern(1000))) }
+        #expect(cache.entriesWithoutWaiting(for: "https://a.test/0")?.count == 1)
+        #expect(await store(cache, entry("https://a.test/10"), pattern(1000)))
+        #expect(await cache.stats().evictions == 1)
+        #expect(cache.entriesWithoutWaiting(for: "https://a.test/0") == nil)
+        #expect(await cache.entries(for: "https://a.test/0") == [])
+        #expect(cache.entriesWithoutWaiting(for: "https://a.test/10")?.count == 1)
     }
 
     @Test func aBodyOverTheMemoryTierLimitIsNeverServedAtOnce() async throws {
