@@ -5,7 +5,9 @@ measured in headless Chromium (the Selenium setup of tests/browser).
     python3 scripts/bench_preload.py [--rounds 5] [--resources 30] [--latency 50] [--size 20000]
 
 Each round: clear the broker's cache and load the demo origin's /page cold; clear it again,
-`preload` the page, and load it again. The page loads its resources with fetch through the
+`preload` the page, and load it again. Twice: once as a browser loads a page (the document from
+the origin, the resources through the shim), once through a host that takes the document from
+the broker as well (page_host.py), with the page preloaded by `includePage`. The page loads its resources with fetch through the
 broker's shim and records when the last one arrived (ms since navigation start, and ms spent
 fetching). The origin's /count tells how many requests reached it during each load. Prints the
 medians as a Markdown table for docs/BENCHMARKS.md.
@@ -26,6 +28,7 @@ from support import Broker  # noqa: E402
 from headless_client import BridgeConnection  # noqa: E402
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from page_host import PageHost  # noqa: E402
 
 
 def origin_requests(broker):
@@ -43,7 +46,7 @@ def browser():
 
 
 def load(driver, broker, page_url):
-    """Loads the page and returns its timing and the origin requests made meanwhile."""
+    """Loads the page in the browser and returns its timing and the origin requests made meanwhile."""
     before = origin_requests(broker)
     driver.get(page_url)
     deadline = time.time() + 60
@@ -61,44 +64,43 @@ def load(driver, broker, page_url):
     return result
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--resources", type=int, default=30)
-    parser.add_argument("--latency", type=int, default=50)
-    parser.add_argument("--size", type=int, default=20000)
-    args = parser.parse_args()
+def load_through_host(host, broker, page_url):
+    """Loads the page through the host, which takes the document from the broker too."""
+    before = origin_requests(broker)
+    result = host.load(page_url, "window.preloadDemo")
+    if "error" in result:
+        raise RuntimeError(result["error"])
+    result["originRequests"] = origin_requests(broker) - before  # the document included
+    return result
 
-    broker = Broker("--demo-latency", str(args.latency))
-    driver = browser()
-    client = BridgeConnection(broker.url)
-    page = f"{broker.origin}/page?n={args.resources}&size={args.size}&broker={broker.http}"
+
+def rounds(load_page, client, page, count, include_page):
+    """Cold and after-preload loads of `page`, `count` rounds after one warm-up round."""
     cold, warm, preload_ms = [], [], []
-    try:
-        for round_number in range(args.rounds + 1):
-            client.post("cache.clear", None, on_frame=lambda frame: None)
-            first = load(driver, broker, f"{page}&round={round_number}&cold=1")
-            client.post("cache.clear", None, on_frame=lambda frame: None)
-            started = time.time()
-            reply = client.post("preload", {"page": page}, on_frame=lambda frame: None)
-            elapsed = (time.time() - started) * 1000
-            assert reply["ok"] and reply["body"]["totals"]["stored"] == args.resources, reply
-            second = load(driver, broker, f"{page}&round={round_number}&warm=1")
-            if round_number == 0:
-                continue  # warm-up: Chromium's first navigation and the broker's first connections
-            cold.append(first)
-            warm.append(second)
-            preload_ms.append(elapsed)
-    finally:
-        driver.quit()
-        broker.stop()
+    for round_number in range(count + 1):
+        client.post("cache.clear", None, on_frame=lambda frame: None)
+        first = load_page(f"{page}&round={round_number}&cold=1")
+        client.post("cache.clear", None, on_frame=lambda frame: None)
+        url = f"{page}&round={round_number}&warm=1"
+        started = time.time()
+        reply = client.post("preload", {"page": url, "includePage": include_page}, on_frame=lambda frame: None)
+        elapsed = (time.time() - started) * 1000
+        assert reply["ok"] and reply["body"]["totals"]["stored"] == RESOURCES + include_page, reply
+        second = load_page(url)
+        if round_number == 0:
+            continue  # warm-up: Chromium's first navigation and the broker's first connections
+        cold.append(first)
+        warm.append(second)
+        preload_ms.append(elapsed)
+    return cold, warm, preload_ms
 
+
+def report(title, cold, warm, preload_ms, upstream_note):
     def median(results, key):
         return statistics.median(result[key] for result in results)
 
-    print(f"{args.resources} resources of {args.size} bytes, origin latency {args.latency} ms, "
-          f"median of {args.rounds} rounds (headless Chromium)\n")
-    print("| first load | page loaded (ms after navigation) | of which: document | shim ready | resources fetched | upstream requests during the load |")
+    print(f"{title}\n")
+    print(f"| first load | page loaded (ms after navigation) | of which: document | shim ready | resources fetched | upstream requests during the load{upstream_note} |")
     print("|---|---|---|---|---|---|")
     for name, results in (("without preload", cold), ("after preload", warm)):
         print(f"| {name} | {median(results, 'loadMs'):.0f} | {median(results, 'documentMs'):.0f} | "
@@ -106,7 +108,45 @@ def main():
               f"{max(result['originRequests'] for result in results)} |")
     print(f"\nspeed-up: {median(cold, 'loadMs') / median(warm, 'loadMs'):.1f}x page load, "
           f"{median(cold, 'fetchMs') / median(warm, 'fetchMs'):.1f}x resource fetching; "
-          f"the preload itself took {statistics.median(preload_ms):.0f} ms")
+          f"the preload itself took {statistics.median(preload_ms):.0f} ms\n")
+
+
+RESOURCES = 30
+
+
+def main():
+    global RESOURCES
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--resources", type=int, default=30)
+    parser.add_argument("--latency", type=int, default=50)
+    parser.add_argument("--size", type=int, default=20000)
+    args = parser.parse_args()
+    RESOURCES = args.resources
+
+    broker = Broker("--demo-latency", str(args.latency))
+    client = BridgeConnection(broker.url)
+    # The page may be cached for a minute, so that `includePage` can store it.
+    page = (f"{broker.origin}/page?n={args.resources}&size={args.size}&page-cc=max-age%3D60"
+            f"&broker={broker.http}")
+    setting = (f"{args.resources} resources of {args.size} bytes, origin latency {args.latency} ms, "
+               f"median of {args.rounds} rounds (headless Chromium)")
+    try:
+        driver = browser()
+        try:
+            browser_rounds = rounds(lambda url: load(driver, broker, url), client, page, args.rounds, False)
+        finally:
+            driver.quit()
+        host = PageHost(BridgeConnection(broker.url))
+        try:
+            host_rounds = rounds(lambda url: load_through_host(host, broker, url), client, page, args.rounds, True)
+        finally:
+            host.close()
+    finally:
+        broker.stop()
+    report(f"The browser loads the document from the origin; {setting}:", *browser_rounds, " (the document not counted)")
+    report(f"A host loads the document through the broker, preloaded with `includePage`; {setting}:",
+           *host_rounds, " (the document included)")
 
 
 if __name__ == "__main__":

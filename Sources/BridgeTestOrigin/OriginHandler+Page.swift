@@ -11,7 +11,8 @@ extension OriginHandler {
         return (1...max(1, count)).prefix(count).map { "/cached?cc=max-age%3D\(maxAge)&size=\(size)&r=\($0)" }
     }
 
-    /// `/page?n=30&size=4096&max-age=600&broker=http://127.0.0.1:8787`: an HTML page that lists
+    /// `/page?n=30&size=4096&max-age=600&broker=http://127.0.0.1:8787[&page-cc=max-age%3D60]`: an
+    /// HTML page (with `page-cc` as its own `Cache-Control`, so `includePage` can store it) that lists
     /// its resources as `<link rel="preload">` and loads them with `fetch` through the broker's
     /// shim (with the loading bar), then reports its timing in `window.preloadDemo` and to a
     /// parent frame.
@@ -56,7 +57,8 @@ extension OriginHandler {
             </script>
             </body></html>
             """
-        send(context, status: .ok, type: "text/html; charset=utf-8", body: Array(html.utf8), head: request.head)
+        send(context, status: .ok, type: "text/html; charset=utf-8", body: Array(html.utf8), head: request.head,
+             extra: request.query["page-cc"].map { [("Cache-Control", $0)] } ?? [])
     }
 
     /// `/manifest?n=30&size=4096&max-age=600`: the same resources as `/page`, as a preload
