@@ -5,12 +5,12 @@ measured in headless Chromium (the Selenium setup of tests/browser).
     python3 scripts/bench_preload.py [--rounds 5] [--resources 30] [--latency 50] [--size 20000]
 
 Each round: clear the broker's cache and load the demo origin's /page cold; clear it again,
-`preload` the page, and load it again. Twice: once as a browser loads a page (the document from
+`preload` the page, and load it again. Twice: once as a browser opens a page (the document from
 the origin, the resources through the shim), once through a host that takes the document from
-the broker as well (page_host.py), with the page preloaded by `includePage`. The page loads its resources with fetch through the
-broker's shim and records when the last one arrived (ms since navigation start, and ms spent
-fetching). The origin's /count tells how many requests reached it during each load. Prints the
-medians as a Markdown table for docs/BENCHMARKS.md.
+the broker as well (page_host.py), with the page preloaded by `includePage`. The page records
+when the last resource arrived (ms since navigation start, and ms spent fetching). The origin's
+/count tells how many requests reached it during each load. Prints the medians as Markdown
+tables for docs/BENCHMARKS.md.
 """
 import argparse
 import json
@@ -74,7 +74,7 @@ def load_through_host(host, broker, page_url):
     return result
 
 
-def rounds(load_page, client, page, count, include_page):
+def rounds(load_page, client, page, count, resources, include_page):
     """Cold and after-preload loads of `page`, `count` rounds after one warm-up round."""
     cold, warm, preload_ms = [], [], []
     for round_number in range(count + 1):
@@ -85,7 +85,7 @@ def rounds(load_page, client, page, count, include_page):
         started = time.time()
         reply = client.post("preload", {"page": url, "includePage": include_page}, on_frame=lambda frame: None)
         elapsed = (time.time() - started) * 1000
-        assert reply["ok"] and reply["body"]["totals"]["stored"] == RESOURCES + include_page, reply
+        assert reply["ok"] and reply["body"]["totals"]["stored"] == resources + include_page, reply
         second = load_page(url)
         if round_number == 0:
             continue  # warm-up: Chromium's first navigation and the broker's first connections
@@ -111,18 +111,14 @@ def report(title, cold, warm, preload_ms, upstream_note):
           f"the preload itself took {statistics.median(preload_ms):.0f} ms\n")
 
 
-RESOURCES = 30
-
 
 def main():
-    global RESOURCES
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--resources", type=int, default=30)
     parser.add_argument("--latency", type=int, default=50)
     parser.add_argument("--size", type=int, default=20000)
     args = parser.parse_args()
-    RESOURCES = args.resources
 
     broker = Broker("--demo-latency", str(args.latency))
     client = BridgeConnection(broker.url)
@@ -134,12 +130,12 @@ def main():
     try:
         driver = browser()
         try:
-            browser_rounds = rounds(lambda url: load(driver, broker, url), client, page, args.rounds, False)
+            browser_rounds = rounds(lambda url: load(driver, broker, url), client, page, args.rounds, args.resources, False)
         finally:
             driver.quit()
         host = PageHost(BridgeConnection(broker.url))
         try:
-            host_rounds = rounds(lambda url: load_through_host(host, broker, url), client, page, args.rounds, True)
+            host_rounds = rounds(lambda url: load_through_host(host, broker, url), client, page, args.rounds, args.resources, True)
         finally:
             host.close()
     finally:
