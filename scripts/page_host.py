@@ -45,7 +45,6 @@ class PageHost:
         page = next(target for target in targets if target["type"] == "page")
         self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], suppress_origin=True)
         self.next_id = 0
-        self.documents = []  # the broker's cache status of every document served
         self.call("Fetch.enable", patterns=[{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}])
 
     def call(self, method, **params):
@@ -72,7 +71,6 @@ class PageHost:
             self.send("Fetch.failRequest", requestId=paused["requestId"], errorReason="Failed")
             return
         body = reply["body"]
-        self.documents.append(body["cache"]["status"])
         self.send("Fetch.fulfillRequest", requestId=paused["requestId"], responseCode=body["status"],
                   responseHeaders=[{"name": name, "value": value} for name, value in body["headers"]],
                   body=body["body"] or "")
