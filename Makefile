@@ -26,7 +26,7 @@ test-deps:
 ## and the browser tests in headless Chromium.
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel
+	SWIFT=$(SWIFT) scripts/swift-test.sh
 	$(MAKE) --no-print-directory test-js test-protocol test-browser test-monitor
 
 test-swift: deps

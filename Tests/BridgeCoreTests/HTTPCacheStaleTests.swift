@@ -77,7 +77,9 @@ struct HTTPCacheStaleTests {
         }
         let results = try await withThrowingTaskGroup(of: (ReplyCacheStatus, String).self) { group in
             for _ in 0..<5 { group.addTask { let (s, b, _) = try await rig.fetch(); return (s, b) } }
-            try await Task.sleep(for: .milliseconds(100))
+            // The followers wait inside the cache, where nothing counts them; give them time to get there.
+            try await waitUntil { rig.upstream.count == 1 }
+            try await Task.sleep(for: .milliseconds(300))
             gate.open()
             return try await group.reduce(into: []) { $0.append($1) }
         }

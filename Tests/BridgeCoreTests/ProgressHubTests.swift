@@ -73,12 +73,3 @@ import Testing
         hub.unsubscribe(connection: connection)
     }
 }
-
-/// Waits until `condition` holds, failing after five seconds.
-func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw BridgeError(.timeout, "condition not met in 5 s") }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}

@@ -204,7 +204,8 @@ struct SQLiteCacheStoreTests {
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: orphan)
         let reopened = SQLiteCacheStore(configuration: configuration(directory))
         _ = await reopened.entries(for: "x")
-        try await Task.sleep(for: .milliseconds(100))
+        let deadline = ContinuousClock.now + .seconds(30)  // The sweep runs in the background after open.
+        while FileManager.default.fileExists(atPath: orphan), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(!FileManager.default.fileExists(atPath: orphan))
     }
 }

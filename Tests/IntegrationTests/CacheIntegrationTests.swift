@@ -93,7 +93,7 @@ struct CacheIntegrationTests {
     @Test func entriesSurviveABrokerRestart() async throws {
         let first = try await CacheHarness.start()
         _ = try await first.fetch("/cached?cc=max-age%3D600")
-        try await Task.sleep(for: .milliseconds(100))
+        try await waitForCommit(of: first.origin.url("/cached?cc=max-age%3D600"), first.client)
         await first.stop(removing: false)
         let second = try await CacheHarness.start(directory: first.directory)
         let reply = try await second.client.post("fetch", ["url": .string(first.origin.url("/cached?cc=max-age%3D600")), "cache": "only-if-cached"])

@@ -33,7 +33,7 @@ struct CacheKillTests {
         // A complete large entry first: it must survive the kill intact.
         let complete = origin.url("/bytes/300000")
         _ = try await client.post("fetch", ["url": .string(complete), "responseBody": "binary"])
-        try await Task.sleep(for: .milliseconds(300))
+        try await waitForCommit(of: complete, client)
 
         // Then a slow 12.8 MB body, killed once 1 MiB of it has arrived.
         let torn = origin.url("/slow?chunks=200&delay=20&size=65536")
@@ -56,9 +56,8 @@ struct CacheKillTests {
         var bytes: [UInt8] = []
         while let chunk = try await body.next() { bytes += chunk }
         #expect(bytes == (0..<300_000).map(patternByte))
-        try await Task.sleep(for: .milliseconds(200))  // The orphan sweep runs after open.
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory + "/bodies")
-        #expect(files.count == 1)
+        // The orphan sweep runs after open.
+        try await waitFor { (try? FileManager.default.contentsOfDirectory(atPath: directory + "/bodies").count) == 1 }
     }
 
     /// Reads the serve banner and returns its WebSocket URL.

@@ -14,7 +14,9 @@ import Testing
             await call.sendEvent("thinking", ["step": 1])
             return ["greeting": .string("hello \(name)")]
         }
+        let started = Flag()
         harness.server.broker.register("wait") { call in
+            started.set()
             do { try await Task.sleep(for: .seconds(30)) } catch { cancelled.set() }
             return .null
         }
@@ -25,7 +27,7 @@ import Testing
         #expect(recorder.events.map(\.name) == ["thinking"])
         await #expect(throws: BridgeError(.badRequest, "greet needs a name")) { try await client.post("greet", [:]) }
         let task = Task { try await client.post("wait") }
-        try await Task.sleep(for: .milliseconds(100))
+        try await waitFor { started.isSet }
         task.cancel()
         _ = try? await task.value
         try await waitFor { cancelled.isSet }

@@ -1,34 +1,46 @@
 import BridgeCore
 import Foundation
+import Synchronization
 import Testing
 
 /// The real `bridge-broker monitor` executable against a real broker.
 @Suite struct MonitorCommandTests {
     static let binary = BrokerHarness.projectRoot + "/.build/debug/bridge-broker"
 
-    /// Runs `monitor` with `arguments` while `work` runs, then stops it and returns its output.
-    func monitor(_ harness: BrokerHarness, _ arguments: [String], during work: () async throws -> Void) async throws -> String {
+    /// Runs `monitor` with `arguments` while `work` runs, waits (up to 30 s) until its output
+    /// satisfies `done`, then stops it and returns its output.
+    func monitor(_ harness: BrokerHarness, _ arguments: [String], until done: @escaping @Sendable (String) -> Bool,
+                 during work: () async throws -> Void) async throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["monitor", "--url", harness.url] + arguments
         let output = Pipe()
+        let received = Mutex(Data())
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            received.withLock { $0.append(data) }
+        }
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
         try await waitFor { harness.server.broker.progress.subscriberCount == 1 }
         try await work()
-        try await Task.sleep(for: .milliseconds(300))
+        func text() -> String { received.withLock { String(decoding: $0, as: UTF8.self) } }
+        try? await waitFor { done(text()) }
         process.terminate()
         process.waitUntilExit()
+        output.fileHandleForReading.readabilityHandler = nil
         try await waitFor { harness.server.broker.progress.subscriberCount == 0 }
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        received.withLock { $0.append(output.fileHandleForReading.readDataToEndOfFile()) }
+        return text()
     }
 
     @Test func jsonPrintsOneJSONLinePerEvent() async throws {
         let harness = try await BrokerHarness.start()
         let client = try await harness.client()
         let url = harness.origin.url("/bytes/300000")
-        let text = try await monitor(harness, ["--json"]) {
+        let done: @Sendable (String) -> Bool = { $0.contains("progress.stats") && $0.contains(#""phase":"finished""#) && $0.contains(#""progress":1"#) }
+        let text = try await monitor(harness, ["--json"], until: done) {
             _ = try await client.post("fetch", ["url": .string(url), "responseBody": "binary", "group": "g"])
         }
         let lines = text.split(separator: "\n").map { try? JSONParser.parse(String($0)) }
@@ -47,7 +59,7 @@ import Testing
     @Test func plainTextWhenNotATerminal() async throws {
         let harness = try await BrokerHarness.start()
         let client = try await harness.client()
-        let text = try await monitor(harness, []) {
+        let text = try await monitor(harness, [], until: { $0.contains("request 1 finished") }) {
             _ = try await client.post("fetch", ["url": .string(harness.origin.url("/json"))])
         }
         #expect(!text.contains("\u{1B}"))
