@@ -24,9 +24,9 @@ extension SQLiteCacheStore {
     func insert(_ entry: CachedResponse, inline: [UInt8]?, file: String?, size: Int) async -> Bool {
         guard let writer else { return false }
         let capacity = configuration.diskCapacity
-        let access = health.withLock { health in
-            defer { health.nextAccess += 1 }
-            return health.nextAccess
+        let (access, id) = health.withLock { health in
+            defer { (health.nextAccess, health.nextID) = (health.nextAccess + 1, health.nextID + 1) }
+            return (health.nextAccess, health.nextID)
         }
         do {
             let outcome = try await writer.run { connection in
@@ -45,14 +45,13 @@ extension SQLiteCacheStore {
                     }
                     try connection.run(
                         """
-                        INSERT INTO cache_entries (url, vary, status, headers, request_time, response_time, size, file, accessed)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
-                        [.text(entry.url), .text(CacheEntryCoding.encode(entry.varyKey)), .integer(Int64(entry.status)),
+                        [.integer(id), .text(entry.url), .text(CacheEntryCoding.encode(entry.varyKey)), .integer(Int64(entry.status)),
                          .text(CacheEntryCoding.encode(entry.headers)), .double(entry.requestTime),
                          .double(entry.responseTime), .integer(Int64(size)), file.map { .text($0) } ?? .null,
                          .integer(access)])
-                    let id = connection.lastInsertRowID
                     if let inline { try connection.run("INSERT INTO cache_bodies (id, body) VALUES (?, ?)", [.integer(id), .blob(inline)]) }
                     var evicted = 0
                     while let bytes = try Self.totals(connection).bytes as Int?, bytes > capacity {

@@ -59,9 +59,6 @@ final class SerialConnection: @unchecked Sendable {
         try connection.transaction(body)
     }
 
-    /// The rowid of the last insert.
-    var lastInsertRowID: Int64 { connection.lastInsertRowID }
-
     private func cached(_ sql: String) throws -> SQLiteStatement {
         if let statement = statements[sql] { return statement }
         let statement = try connection.prepare(sql)

@@ -51,4 +51,27 @@ struct SQLiteImmediateReadTests {
         #expect(try await read(cache, url) == pattern(2000))
         #expect(cache.bodyWithoutWaiting(of: listed) == nil)
     }
+
+    @Test func aReplacedEntrysIdNeverNamesItsReplacement() async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        let url = "https://a.test/newest"
+        // The newest row is the one SQLite would hand out again once it is deleted.
+        #expect(await store(cache, entry(url), pattern(300)))
+        let old = try #require(await cache.entries(for: url).first)
+        #expect(await store(cache, entry(url, time: 2000), pattern(10, seed: 7)))
+        let new = try #require(await cache.entries(for: url).first)
+        #expect(new.id != old.id)
+        // A task that listed the old entry before the replacement committed gets nothing for it,
+        // never the new body under the old headers; nor can freshening the old entry touch the new.
+        #expect(cache.bodyWithoutWaiting(of: old) == nil)
+        #expect(await cache.body(of: old) == nil)
+        var freshened = old
+        freshened.headers.set("etag", "\"old\"")
+        await cache.update(freshened)
+        // Writes run one at a time in order: once this store is done, so is the freshening.
+        #expect(await store(cache, entry("https://a.test/after"), pattern(5)))
+        #expect(await cache.entries(for: url) == [new])
+        #expect(try await read(cache, url) == pattern(10, seed: 7))
+    }
 }
