@@ -48,8 +48,9 @@ final class NIOBridgeClient: @unchecked Sendable {
             .channelInitializer { channel in
                 let request = UpgradeRequestHandler(port: port)
                 let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 26, automaticErrorHandling: true) { channel, _ in
-                    channel.pipeline.addHandlers([NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 26), handler])
-                        .map { upgraded.succeed(()) }
+                    // No frame aggregator: a browser's or AsyncHTTPClient's reader does not copy a
+                    // body's pieces together either, so neither side of the comparison does.
+                    channel.pipeline.addHandler(handler).map { upgraded.succeed(()) }
                 }
                 let configuration: NIOHTTPClientUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { _ in
                     channel.pipeline.removeHandler(request, promise: nil)
@@ -67,7 +68,8 @@ final class NIOBridgeClient: @unchecked Sendable {
         return NIOBridgeClient(channel: channel, handler: handler)
     }
 
-    /// Posts `fetch` with `body` and returns the reply's `bodyBytes` once the reply arrives.
+    /// Posts `fetch` with `body` and returns, once the reply arrives, the body bytes received in
+    /// binary frames (for `responseBody: "binary"`) or else the reply's `bodyBytes`.
     func fetch(_ body: JSONValue) async throws -> Int {
         let (id, promise) = handler.register(on: channel.eventLoop)
         let frame = ServerMessageForClient.post(id: id, name: "fetch", body: body)
@@ -94,6 +96,9 @@ final class BridgeFrameHandler: ChannelInboundHandler, @unchecked Sendable {
     private let lock = NSLock()
     private var nextID = 0
     private var pending: [Int: (promise: EventLoopPromise<Int>, bytes: Int)] = [:]
+    /// The message whose fragments are arriving: binary (with the post's id) or text (collected).
+    private var binaryID: Int?
+    private var text: ByteBuffer?
 
     func register(on loop: any EventLoop) -> (Int, EventLoopPromise<Int>) {
         let promise = loop.makePromise(of: Int.self)
@@ -113,24 +118,44 @@ final class BridgeFrameHandler: ChannelInboundHandler, @unchecked Sendable {
             guard let header = payload.readBytes(length: BinaryFrameHeader.size) else { return }
             let id = header[2..<10].reduce(0) { $0 << 8 | Int($1) }
             lock.withLock { pending[id]?.bytes += payload.readableBytes }
+            binaryID = frame.fin ? nil : id
         case .text:
-            let bytes = Array(frame.unmaskedData.readableBytesView)
-            guard let value = try? JSONParser.parse(bytes) else { return }
-            if value["type"] == "hello" {
-                hello.succeed(())
-                return
-            }
-            guard value["type"] == "reply", let id = value["id"]?.intValue else { return }
-            guard let entry = lock.withLock({ pending.removeValue(forKey: id) }) else { return }
-            if value["ok"] == true {
-                entry.promise.succeed(value["body"]?["bodyBytes"]?.intValue ?? entry.bytes)
-            } else {
-                entry.promise.fail(BridgeError(ErrorCode(value["error"]?["code"]?.stringValue ?? "internal"), value["error"]?["message"]?.stringValue ?? ""))
+            text = frame.unmaskedData
+            if frame.fin { textMessage() }
+        case .continuation:
+            if let id = binaryID {
+                let count = frame.unmaskedData.readableBytes
+                lock.withLock { pending[id]?.bytes += count }
+                if frame.fin { binaryID = nil }
+            } else if text != nil {
+                var more = frame.unmaskedData
+                text!.writeBuffer(&more)
+                if frame.fin { textMessage() }
             }
         case .connectionClose:
             context.close(promise: nil)
         default:
             break
+        }
+    }
+
+    /// Handles the text message collected in `text`: the hello, or a reply.
+    private func textMessage() {
+        guard let message = text else { return }
+        text = nil
+        guard let value = try? JSONParser.parse(Array(message.readableBytesView)) else { return }
+        if value["type"] == "hello" {
+            hello.succeed(())
+            return
+        }
+        guard value["type"] == "reply", let id = value["id"]?.intValue else { return }
+        guard let entry = lock.withLock({ pending.removeValue(forKey: id) }) else { return }
+        if value["ok"] == true {
+            // A binary body is counted as its frames arrived, so the caller checks what came.
+            let binary = value["body"]?["bodyEncoding"] == "binary"
+            entry.promise.succeed(binary ? entry.bytes : value["body"]?["bodyBytes"]?.intValue ?? entry.bytes)
+        } else {
+            entry.promise.fail(BridgeError(ErrorCode(value["error"]?["code"]?.stringValue ?? "internal"), value["error"]?["message"]?.stringValue ?? ""))
         }
     }
 
