@@ -8,8 +8,8 @@ log=$(mktemp "${TMPDIR:-/tmp}/swift-test.XXXXXX")
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
     echo "==== Swift tests failed (exit $status); whole log: $log ===="
-    grep -E '^✘ (Test|Suite) .* (recorded an issue|failed)' "$log" | grep -v 'Test run with' \
-        | awk '{ key = $3; if (count[key]++ < 2) print substr($0, 1, 240) }' | tail -24
+    grep -E '^✘ Test .* recorded an issue' "$log" \
+        | awk '{ key = $3; if (count[key]++ < 2) print substr($0, 1, 240) }' | tail -14
     grep -E 'Fatal error|Crash|signal [0-9]+' "$log" | head -4
 fi
 exit "$status"
