@@ -14,7 +14,7 @@ def tmux(*args):
     return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
 
 
-def screen_until(session, predicate, timeout=15):
+def screen_until(session, predicate, timeout=30):
     deadline = time.time() + timeout
     text = ""
     while time.time() < deadline:
