@@ -169,7 +169,9 @@ import Testing
         let size = 384 * 1024 * 1024
         let before = peakResidentBytes()
         let counter = ByteCounter()
-        let reply = try await client.post("fetch", ["url": .string(harness.origin.url("/bytes/\(size)")), "responseBody": "binary", "progress": false]) { event in
+        // Memory is the point here, not speed: a slow CI machine took 30 s of the default 60.
+        let request: JSONValue = ["url": .string(harness.origin.url("/bytes/\(size)")), "responseBody": "binary", "progress": false, "timeout": 600_000]
+        let reply = try await client.post("fetch", request) { event in
             if case .body(let bytes, _) = event { counter.add(bytes.count) }
         }
         #expect(reply["bodyBytes"] == .integer(size))
