@@ -152,9 +152,9 @@ struct ImmediateHitTests {
     }
 
     @Test func duplicateIdsCancelAndLimitsStillApply() async throws {
-        let hit = HitRig(delay: .milliseconds(100)) { $0.maxInFlight = 1 }
+        let hit = HitRig(delay: .milliseconds(1000)) { $0.maxInFlight = 1 }
         _ = try await hit.fetch("/fresh/4", id: 1)
-        hit.send("/fresh/9", id: 2)  // a miss, in flight for 100 ms
+        hit.send("/fresh/9", id: 2)  // a miss, in flight for a second: room for a slow machine
         hit.send("/fresh/4", id: 2)  // would be a hit, but the id is taken
         hit.send("/fresh/4", id: 3)  // would be a hit, but the connection is full
         let duplicate = try #require(hit.sink.jsonFrames.first { $0["type"] == "error" })

@@ -5,7 +5,9 @@ import Testing
 
 @Suite struct PreloadIntegrationTests {
     @Test func aFetchForAURLBeingPreloadedJoinsThatTransfer() async throws {
-        let harness = try await BrokerHarness.start(originLatency: .milliseconds(300))
+        // The page's request must arrive while the origin holds the preload's answer back; a slow
+        // CI machine needs a wide window for that.
+        let harness = try await BrokerHarness.start(originLatency: .milliseconds(1500))
         let preloader = try await harness.client()
         let page = try await harness.client()
         let url = harness.origin.url("/cached?cc=max-age%3D600&size=50000")
