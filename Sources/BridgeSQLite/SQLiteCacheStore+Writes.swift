@@ -24,9 +24,9 @@ extension SQLiteCacheStore {
     func insert(_ entry: CachedResponse, inline: [UInt8]?, file: String?, size: Int) async -> Bool {
         guard let writer else { return false }
         let capacity = configuration.diskCapacity
-        let (access, id) = health.withLock { health in
-            defer { (health.nextAccess, health.nextID) = (health.nextAccess + 1, health.nextID + 1) }
-            return (health.nextAccess, health.nextID)
+        let access = health.withLock { health in
+            defer { health.nextAccess += 1 }
+            return health.nextAccess
         }
         do {
             let outcome = try await writer.run { connection in
@@ -43,6 +43,7 @@ extension SQLiteCacheStore {
                         try connection.run("DELETE FROM cache_entries WHERE id = ?", [.integer(id)])
                         removed.append((id, file))
                     }
+                    let id = try self.takeEntryID(connection)
                     try connection.run(
                         """
                         INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed)
@@ -87,6 +88,22 @@ extension SQLiteCacheStore {
             if let file { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + file) }
             failed(error, while: "storing \(entry.url)")
             return false
+        }
+    }
+
+    /// The id for an entry about to be inserted, inside the write transaction.
+    ///
+    /// SQLite would hand a deleted row's id out again: replacing the newest entry deletes it just
+    /// before the insert. An id is never reused while this store is open, so a listing, a
+    /// memory-tier body or a freshening that names an old entry never reaches a new one. It is
+    /// also above every stored id, since another process may write to the same database; the
+    /// transaction holds the write lock, so none can insert in between.
+    func takeEntryID(_ connection: SerialConnection) throws -> Int64 {
+        let stored = try connection.query("SELECT coalesce(max(id), 0) FROM cache_entries") { $0.int(at: 0) }.first ?? 0
+        return health.withLock { health in
+            let id = max(health.nextID, stored + 1)
+            health.nextID = id + 1
+            return id
         }
     }
 

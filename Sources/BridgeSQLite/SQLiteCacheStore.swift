@@ -44,10 +44,7 @@ public final class SQLiteCacheStore: CacheStore {
         var bytes = 0
         var evictions = 0
         var nextAccess: Int64 = 0
-        /// The id the next stored entry gets. SQLite would hand a deleted row's id out again (a
-        /// replaced newest entry's, at once); an id is never reused while this process runs, so a
-        /// listing, a memory-tier body or a freshening that names an old entry can never reach a
-        /// new one. Ids from earlier runs may come back: nothing in memory survives a restart.
+        /// No entry stored from now on gets a lower id (see `takeEntryID`).
         var nextID: Int64 = 1
         var pendingTouches: [Int64: Int64] = [:]
     }
@@ -73,7 +70,7 @@ public final class SQLiteCacheStore: CacheStore {
         self.log = log
         self.bodiesPath = configuration.directory + "/" + BrokerDatabase.bodiesDirectory
         memory = Mutex(LRUCache(capacity: configuration.memoryCapacity))
-        var opened: (SerialConnection, SerialConnection, Int, Int, Int64, Int64)?
+        var opened: (SerialConnection, SerialConnection, Int, Int, Int64)?
         do {
             let writeConnection = try BrokerDatabase.open(in: configuration.directory)
             if let pages = configuration.maxPageCount { try writeConnection.execute("PRAGMA max_page_count = \(pages)") }
@@ -82,12 +79,12 @@ public final class SQLiteCacheStore: CacheStore {
             let reader = SerialConnection(
                 try SQLiteConnection(path: configuration.directory + "/" + BrokerDatabase.fileName),
                 label: "bridge.cache.reader")
-            let (entries, bytes, access, lastID) = try writer.runBlocking { connection in
+            let (entries, bytes, access) = try writer.runBlocking { connection in
                 let totals = try connection.query("SELECT entries, bytes FROM cache_totals") { (Int($0.int(at: 0)), Int($0.int(at: 1))) }
-                let maxima = try connection.query("SELECT coalesce(max(accessed), 0), coalesce(max(id), 0) FROM cache_entries") { ($0.int(at: 0), $0.int(at: 1)) }
-                return (totals.first?.0 ?? 0, totals.first?.1 ?? 0, maxima.first?.0 ?? 0, maxima.first?.1 ?? 0)
+                let access = try connection.query("SELECT coalesce(max(accessed), 0) FROM cache_entries") { $0.int(at: 0) }
+                return (totals.first?.0 ?? 0, totals.first?.1 ?? 0, access.first ?? 0)
             }
-            opened = (writer, reader, entries, bytes, access, lastID)
+            opened = (writer, reader, entries, bytes, access)
         } catch {
             log("the HTTP cache is disabled: cannot open \(configuration.directory)/\(BrokerDatabase.fileName): \(error)")
             health.withLock { $0.disabled = "cannot open the cache database: \(error)" }
@@ -96,7 +93,7 @@ public final class SQLiteCacheStore: CacheStore {
         reader = opened?.1
         if let opened {
             health.withLock { health in
-                (health.entries, health.bytes, health.nextAccess, health.nextID) = (opened.2, opened.3, opened.4 + 1, opened.5 + 1)
+                (health.entries, health.bytes, health.nextAccess) = (opened.2, opened.3, opened.4 + 1)
             }
             sweepOrphanFiles()
         }

@@ -74,4 +74,21 @@ struct SQLiteImmediateReadTests {
         #expect(await cache.entries(for: url) == [new])
         #expect(try await read(cache, url) == pattern(10, seed: 7))
     }
+
+    @Test func twoStoresOnOneDatabaseNeverTakeTheSameId() async throws {
+        // Two brokers may share a cache directory (the default one, say): each one's inserts must
+        // land beside the other's, never collide with them.
+        let directory = TemporaryDirectory()
+        let first = SQLiteCacheStore(configuration: configuration(directory))
+        let second = SQLiteCacheStore(configuration: configuration(directory))
+        #expect(await store(first, entry("https://a.test/1"), pattern(10)))
+        #expect(await store(second, entry("https://a.test/2"), pattern(20)))
+        #expect(await store(first, entry("https://a.test/3"), pattern(30)))
+        let ids = [
+            await second.entries(for: "https://a.test/1").first?.id, await first.entries(for: "https://a.test/2").first?.id,
+            await second.entries(for: "https://a.test/3").first?.id,
+        ]
+        #expect(ids.allSatisfy { $0 != nil } && Set(ids).count == 3)
+        #expect(try await read(first, "https://a.test/2") == pattern(20))
+    }
 }
