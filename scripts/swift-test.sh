@@ -11,5 +11,7 @@ if [ "$status" -ne 0 ]; then
     grep -E '^✘ Test .* recorded an issue' "$log" \
         | awk '{ key = $3; if (count[key]++ < 2) print substr($0, 1, 240) }' | tail -14
     grep -E 'Fatal error|Crash|signal [0-9]+' "$log" | head -4
+else
+    rm -f "$log"
 fi
 exit "$status"
