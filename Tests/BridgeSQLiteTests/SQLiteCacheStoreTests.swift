@@ -43,6 +43,13 @@ func read(_ store: SQLiteCacheStore, _ url: String) async throws -> [UInt8]? {
     return bytes
 }
 
+/// Waits until `condition` holds or `timeout` passes, for work the store does in the background;
+/// the caller then checks the outcome itself.
+func waitAWhile(for timeout: Duration = .seconds(30), until condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline, await !condition() { try await Task.sleep(for: .milliseconds(5)) }
+}
+
 func configuration(_ directory: TemporaryDirectory, disk: Int = 64 << 20, memory: Int = 8 << 20) -> SQLiteCacheStoreConfiguration {
     var configuration = SQLiteCacheStoreConfiguration(directory: directory.path)
     configuration.diskCapacity = disk
@@ -132,10 +139,7 @@ struct SQLiteCacheStoreTests {
         var freshened = variants[0]
         freshened.headers.set("etag", "\"v2\"")
         await cache.update(freshened)
-        let deadline = ContinuousClock.now + .seconds(2)
-        while ContinuousClock.now < deadline, await cache.entries(for: url).first(where: { $0.id == freshened.id })?.headers.first("etag") == nil {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await waitAWhile(for: .seconds(2)) { await cache.entries(for: url).first { $0.id == freshened.id }?.headers.first("etag") != nil }
         #expect(await cache.entries(for: url).first { $0.id == freshened.id }?.headers.first("etag") == "\"v2\"")
 
         await cache.remove(freshened)
@@ -204,8 +208,7 @@ struct SQLiteCacheStoreTests {
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: orphan)
         let reopened = SQLiteCacheStore(configuration: configuration(directory))
         _ = await reopened.entries(for: "x")
-        let deadline = ContinuousClock.now + .seconds(30)  // The sweep runs in the background after open.
-        while FileManager.default.fileExists(atPath: orphan), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitAWhile { !FileManager.default.fileExists(atPath: orphan) }  // The sweep runs in the background after open.
         #expect(!FileManager.default.fileExists(atPath: orphan))
     }
 }
