@@ -19,10 +19,20 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Requests per fetch run for 1 KiB bodies (1 MiB runs use a tenth).") var requests = 2_000
     @Option(help: "Which benchmarks: echo, fetch, cache (repeatable; default all).") var only: [String] = []
     @Option(name: .customLong("fetch-kib"), help: "Fetch body sizes in KiB (repeatable; default 1 and 1024).") var fetchKiB: [Int] = []
+    @Option(name: .customLong("cache-mode"), help: "Fetch cache modes: no-store, default (repeatable; default both).") var cacheModes: [String] = []
+    @Option(help: ArgumentHelp("Fetch side to run alone (direct or broker), for profiling one side.", visibility: .hidden)) var side: String?
+    @Option(name: .customLong("in-flight"), help: "Fetch requests in flight (repeatable; default 1 and 8).") var inFlight: [Int] = []
 
     func validate() throws {
         for name in only where !["echo", "fetch", "cache"].contains(name) {
             throw ValidationError("unknown benchmark \(name); use echo, fetch or cache")
+        }
+        for mode in cacheModes where !["no-store", "default"].contains(mode) {
+            throw ValidationError("unknown cache mode \(mode); use no-store or default")
+        }
+        if let side, !["direct", "broker"].contains(side) { throw ValidationError("--side is direct or broker") }
+        for count in inFlight where !(1...256).contains(count) {
+            throw ValidationError("--in-flight must be between 1 and 256")
         }
     }
 
@@ -84,24 +94,24 @@ struct BenchCommand: AsyncParsableCommand {
             (kib * 1024, kib >= 1024 && kib % 1024 == 0 ? "\(kib / 1024) MiB" : "\(kib) KiB", kib >= 1024 ? max(20, requests / 10) : requests)
         }
         for (size, label, count) in sizes {
-            for mode in ["no-store", "default"] {
-                for concurrency in [1, 8] {
+            for mode in cacheModes.isEmpty ? ["no-store", "default"] : cacheModes {
+                for concurrency in inFlight.isEmpty ? [1, 8] : inFlight {
                     var directRuns: [FetchFigures] = []
                     var brokerRuns: [FetchFigures] = []
                     for round in 0..<rounds {
                         // A fresh URL per run: in default mode every response is stored, and a
                         // stored one must not turn the run into cache hits.
                         let url = origin.url("/bytes/\(size)?mode=\(mode)&c=\(concurrency)&r=\(round)")
-                        directRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) { _ in
+                        if side != "broker" { directRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) { _ in
                             let response = try await direct.send(UpstreamRequest(url: url, deadline: .now + .seconds(60)))
                             var total = 0
                             while let chunk = try await response.body.next() { total += chunk.count }
                             guard total == size else { throw BridgeError(.internal, "short body") }
-                        })
-                        brokerRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) { index in
+                        }) }
+                        if side != "direct" { brokerRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) { index in
                             let body: JSONValue = ["url": .string(url + "&i=\(index)"), "responseBody": "binary", "progress": false, "cache": .string(mode)]
                             guard try await client.fetch(body) == size else { throw BridgeError(.internal, "short body") }
-                        })
+                        }) }
                     }
                     let d = FetchFigures.median(directRuns), b = FetchFigures.median(brokerRuns)
                     StandardOutput.line("| \(label) | \(mode) | \(concurrency) | \(Int(d.requestsPerSecond)) | \(Int(b.requestsPerSecond)) | \(percent(b.requestsPerSecond / d.requestsPerSecond)) | \(format(d.megabytesPerSecond)) | \(format(b.megabytesPerSecond)) | \(format(d.p50Milliseconds)) | \(format(b.p50Milliseconds)) |")
@@ -157,7 +167,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 }
 
-func percent(_ ratio: Double) -> String { "\(Int((ratio * 100).rounded()))%" }
+func percent(_ ratio: Double) -> String { ratio.isFinite ? "\(Int((ratio * 100).rounded()))%" : "-" }
 func format(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.0f", value) }
 
 /// Figures of one fetch run.
@@ -192,6 +202,7 @@ struct FetchFigures {
     }
 
     static func median(_ runs: [FetchFigures]) -> FetchFigures {
+        guard !runs.isEmpty else { return FetchFigures(requestsPerSecond: 0, megabytesPerSecond: 0, p50Milliseconds: 0) }
         return FetchFigures(requestsPerSecond: middle(runs.map(\.requestsPerSecond)), megabytesPerSecond: middle(runs.map(\.megabytesPerSecond)),
                             p50Milliseconds: middle(runs.map(\.p50Milliseconds)))
     }

@@ -87,7 +87,13 @@ public final class HTTPUpstreamClient: UpstreamClient {
         let url = request.url
         return UpstreamResponse(
             status: Int(response.status.code), statusText: response.status.reasonPhrase, headers: headers,
-            body: UpstreamResponseBody(decoded: decoded) {
+            body: UpstreamResponseBody(decoded: decoded, nextFrame: { headroom, limit in
+                do {
+                    return try await iterator.nextFrame(headroom: headroom, limit: limit)
+                } catch {
+                    throw HTTPUpstreamClient.translate(error, url: url)
+                }
+            }) {
                 do {
                     return try await iterator.next()
                 } catch {
@@ -179,11 +185,36 @@ struct PullSequence: AsyncSequence, Sendable {
 /// The response body's iterator, used by one consumer at a time.
 final class BodyIterator: @unchecked Sendable {
     private var iterator: HTTPClientResponse.Body.AsyncIterator
+    // What a frame had no room for, handed out first by the next pull.
+    private var rest: ByteBuffer?
 
     init(_ iterator: HTTPClientResponse.Body.AsyncIterator) { self.iterator = iterator }
 
     func next() async throws -> [UInt8]? {
-        guard let buffer = try await iterator.next() else { return nil }
+        guard let buffer = try await nextBuffer() else { return nil }
         return Array(buffer.readableBytesView)
+    }
+
+    /// The next chunk copied straight into a frame (see `UpstreamResponseBody.FramePull`).
+    func nextFrame(headroom: Int, limit: Int) async throws -> FrameBuffer? {
+        guard var buffer = try await nextBuffer() else { return nil }
+        let count = min(buffer.readableBytes, max(1, limit))
+        let frame = FrameBuffer(headroom: headroom, capacity: count)
+        buffer.withUnsafeReadableBytes { frame.append(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+        buffer.moveReaderIndex(forwardBy: count)
+        if buffer.readableBytes > 0 { rest = buffer }
+        return frame
+    }
+
+    /// The next non-empty buffer: the rest of the last one first.
+    private func nextBuffer() async throws -> ByteBuffer? {
+        if let rest {
+            self.rest = nil
+            return rest
+        }
+        while let buffer = try await iterator.next() {
+            if buffer.readableBytes > 0 { return buffer }
+        }
+        return nil
     }
 }

@@ -17,6 +17,20 @@ struct FrameBufferTests {
         #expect(framed.bytes == header.frame(payload: payload[100...]))
     }
 
+    @Test func aHeaderPrependedToAPayloadInPlaceMakesTheSameFrame() throws {
+        let payload: [UInt8] = (0..<500).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let header = BinaryFrameHeader(id: 7, isEnd: false)
+        let framed = FrameBuffer(headroom: 16 + BinaryFrameHeader.size, capacity: payload.count)
+        payload.withUnsafeBytes { framed.append(bytes: UnsafeRawBufferPointer(rebasing: $0[..<200])) }
+        payload.withUnsafeBytes { framed.append(bytes: UnsafeRawBufferPointer(rebasing: $0[200...])) }
+        #expect(framed.bytes == payload)
+        framed.prepend(BinaryFrameHeader.size) { header.write(to: $0) }
+        #expect(framed.headroom == 16)
+        #expect(framed.count == BinaryFrameHeader.size + payload.count)
+        #expect(framed.bytes == header.frame(payload: payload))
+        #expect(try framed.withUnsafeBytes { raw throws(BridgeError) in try BinaryFrameHeader.parse(raw) } == header)
+    }
+
     @Test func aSinkWithoutHeadroomGetsPlainFrames() {
         let sink = RecordingSink()
         #expect(sink.frameHeadroom == 0)

@@ -36,6 +36,31 @@ import Testing
         #expect(recorder.chunks.dropLast().allSatisfy { !$0.end && $0.count <= 256 * 1024 })
     }
 
+    @Test func upstreamChunksLargerThanTheFrameLimitAreSplitAndStoredWhole() async throws {
+        // Upstream reads come in chunks of up to 64 KiB; with 1000-byte frames each is copied
+        // into several frames, and the cache still gets every byte once, in order.
+        let harness = try await BrokerHarness.start { $0.broker.binaryChunkBytes = 1000 }
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let size = 300 * 1024 + 5
+        let url = harness.origin.url("/bytes/\(size)")
+        let expected = fnv1a(patternBytes(from: 0, count: size))
+        let recorder = PostRecorder()
+        let reply = try await client.post("fetch", ["url": .string(url), "responseBody": "binary"], onEvent: recorder.handler)
+        #expect(reply["bodyBytes"] == .integer(size))
+        #expect(fnv1a(recorder.body) == expected)
+        #expect(recorder.chunks.count > size / 1000)
+        #expect(recorder.chunks.allSatisfy { $0.count <= 1000 })
+        #expect(recorder.chunks.dropLast().allSatisfy { !$0.end } && recorder.chunks.last?.end == true)
+
+        try await waitForCommit(of: url, client)
+        let stored = PostRecorder()
+        let hit = try await client.post("fetch", ["url": .string(url), "responseBody": "binary", "cache": "only-if-cached"], onEvent: stored.handler)
+        #expect(hit["cache"]?["status"] == "stale")  // Stored without a lifetime: stale, but from the cache.
+        #expect(fnv1a(stored.body) == expected)
+    }
+
     @Test func fiveMegabyteUploadStreamsAsBinaryFrames() async throws {
         let harness = try await BrokerHarness.start()
         defer { Task { await harness.stop() } }

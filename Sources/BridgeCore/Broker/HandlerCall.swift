@@ -55,6 +55,26 @@ public struct HandlerCall: Sendable {
         } while start != bytes.endIndex
     }
 
+    /// The free bytes a `FrameBuffer` needs in front of a body chunk for `sendBodyFrame`: the
+    /// binary frame header and the transport's own headroom.
+    public var bodyFrameHeadroom: Int { connection.sink.frameHeadroom + BinaryFrameHeader.size }
+
+    /// Sends a chunk of a response body (not the last) that is already in `payload`, a frame
+    /// with `bodyFrameHeadroom` free bytes in front and at most `binaryChunkBytes` of payload.
+    /// The header is written into the headroom, so the bytes are not copied again.
+    ///
+    /// Throws `cancelled` when the post is over, so a producer stops reading upstream.
+    public func sendBodyFrame(_ payload: FrameBuffer) async throws {
+        guard let id else { throw BridgeError(.badRequest, "a binary response body needs a post id") }
+        precondition(payload.headroom >= bodyFrameHeadroom && payload.count <= configuration.binaryChunkBytes, "body frame without room for its header")
+        await connection.sink.waitUntilWritable()
+        let header = BinaryFrameHeader(id: id, isEnd: false)
+        payload.prepend(BinaryFrameHeader.size) { header.write(to: $0) }
+        guard connection.sendIfActive(entry, payload) else {
+            throw BridgeError(.cancelled, "the post was cancelled")
+        }
+    }
+
     /// Sends an event whose body is already compact JSON text, at once, without waiting for
     /// room in the send queue: for `ImmediateBridgeHandler`s, which send little.
     ///

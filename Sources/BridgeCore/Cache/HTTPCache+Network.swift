@@ -45,7 +45,10 @@ extension HTTPCache {
                 if let writer = await store.makeWriter(for: entry, expectedLength: length) {
                     let tee = TeeBody(source: served.body, writer: writer, leader: leader, writes: writes, commits: commits, key: CacheKey.primary(for: request.url))
                     leader?.handOver()
-                    served.body = UpstreamResponseBody(decoded: served.body.decoded, length: served.body.length) {
+                    let framed: UpstreamResponseBody.FramePull? = served.body.nextFrame == nil ? nil : { @Sendable headroom, limit in
+                        try await tee.nextFrame(headroom: headroom, limit: limit)
+                    }
+                    served.body = UpstreamResponseBody(decoded: served.body.decoded, length: served.body.length, nextFrame: framed) {
                         try await tee.next()
                     }
                 }
@@ -92,9 +95,22 @@ final class TeeBody: Sendable {
     }
 
     func next() async throws -> [UInt8]? {
-        let chunk: [UInt8]?
+        try await pass(source.next) { $0 }
+    }
+
+    /// `next` through the source's `nextFrame` (which it must have): the frame goes on, a copy
+    /// of its bytes to the cache.
+    func nextFrame(headroom: Int, limit: Int) async throws -> FrameBuffer? {
+        guard let nextFrame = source.nextFrame else { preconditionFailure("the source body fills no frames") }
+        return try await pass({ try await nextFrame(headroom, limit) }) { $0.bytes }
+    }
+
+    /// Pulls one chunk, writes its bytes to the entry and passes it on; ends the entry at the
+    /// body's end or on an error.
+    private func pass<Chunk>(_ pull: () async throws -> Chunk?, bytes: (Chunk) -> [UInt8]) async throws -> Chunk? {
+        let chunk: Chunk?
         do {
-            chunk = try await source.next()
+            chunk = try await pull()
         } catch {
             await end(commit: false)
             throw error
@@ -103,7 +119,7 @@ final class TeeBody: Sendable {
             await end(commit: true)
             return nil
         }
-        if phase.withLock({ $0 == .writing }), !(await writer.write(chunk)) {
+        if phase.withLock({ $0 == .writing }), !(await writer.write(bytes(chunk))) {
             await end(commit: false)
         }
         return chunk

@@ -28,8 +28,21 @@ extension FetchExchange {
             reply["body"] = .null
             reply["bodyBytes"] = 0
         case .binary:
-            let count = try await stream(response.body, total: total) { chunk in
-                try await call.sendBodyChunk(chunk, isEnd: false)
+            let count: Int
+            if let nextFrame = response.body.nextFrame {
+                // One copy: each chunk lands in its frame, the header goes in front of it.
+                let (headroom, limit) = (call.bodyFrameHeadroom, call.configuration.binaryChunkBytes)
+                count = try await stream(total: total) {
+                    guard let frame = try await nextFrame(headroom, limit) else { return nil }
+                    let size = frame.count
+                    try Task.checkCancellation()
+                    try await call.sendBodyFrame(frame)
+                    return size
+                }
+            } else {
+                count = try await stream(response.body, total: total) { chunk in
+                    try await call.sendBodyChunk(chunk, isEnd: false)
+                }
             }
             try await call.sendBodyChunk([UInt8](), isEnd: true)
             reply["body"] = .null
@@ -53,15 +66,24 @@ extension FetchExchange {
 
     /// Reads the body to its end, handing each chunk to `consume` and sending download progress.
     private func stream(_ body: UpstreamResponseBody, total: Int?, consume: ([UInt8]) async throws -> Void) async throws -> Int {
+        try await stream(total: total) {
+            guard let chunk = try await body.next() else { return nil }
+            try Task.checkCancellation()
+            try await consume(chunk)
+            return chunk.count
+        }
+    }
+
+    /// Calls `pull`, which reads and passes on one chunk and returns its size (nil at the end),
+    /// until the end, sending download progress.
+    private func stream(total: Int?, pull: () async throws -> Int?) async throws -> Int {
         var loaded = 0
         var throttle = ProgressThrottle()
         if request.progress, throttle.isDue(final: false) {
             await call.sendEvent("progress", Self.progress(loaded: 0, total: total))
         }
-        while let chunk = try await body.next() {
-            try Task.checkCancellation()
-            loaded += chunk.count
-            try await consume(chunk)
+        while let size = try await pull() {
+            loaded += size
             trace.progress(loaded: loaded)
             if let group = request.group, let groupToken {
                 call.connection.groups.update(group: group, token: groupToken, loaded: loaded, total: total)

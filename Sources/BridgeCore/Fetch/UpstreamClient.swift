@@ -72,17 +72,29 @@ public struct UpstreamResponse: Sendable {
 }
 
 /// A response body pulled chunk by chunk; dropping it before the end abandons the transfer.
+///
+/// A body read from the network may also offer `nextFrame`, which copies each chunk straight
+/// into a `FrameBuffer` with room for a frame header and the transport's headroom in front: a
+/// binary response then reaches the client with one copy of its bytes instead of two. Both pull
+/// from the same source, so a reader uses one or the other.
 public struct UpstreamResponseBody: Sendable {
+    /// Pulls the next chunk into a frame with `headroom` free bytes in front, at most `limit`
+    /// bytes of it; nil at the end.
+    public typealias FramePull = @Sendable (_ headroom: Int, _ limit: Int) async throws -> FrameBuffer?
+
     /// The next chunk (decoded: content codings are removed), or nil at the end.
     public let next: @Sendable () async throws -> [UInt8]?
+    /// The next chunk as a frame payload (see `FramePull`), when the source can fill frames.
+    public let nextFrame: FramePull?
     /// Whether `Content-Encoding` was decoded, so Content-Length does not count these bytes.
     public let decoded: Bool
     /// The exact byte count of `next`'s chunks when known (a stored body), else nil.
     public let length: Int?
 
-    /// Creates a body from a pull function.
-    public init(decoded: Bool = false, length: Int? = nil, next: @escaping @Sendable () async throws -> [UInt8]?) {
+    /// Creates a body from a pull function, and optionally a frame-filling one over the same source.
+    public init(decoded: Bool = false, length: Int? = nil, nextFrame: FramePull? = nil, next: @escaping @Sendable () async throws -> [UInt8]?) {
         self.next = next
+        self.nextFrame = nextFrame
         self.decoded = decoded
         self.length = length
     }

@@ -45,6 +45,16 @@ public struct BinaryFrameHeader: Sendable, Equatable {
         forEachByte { bytes.append($0) }
     }
 
+    /// Writes the header's 10 bytes at the start of `destination`.
+    public func write(to destination: UnsafeMutableRawBufferPointer) {
+        precondition(destination.count >= BinaryFrameHeader.size, "no room for a binary frame header")
+        var offset = 0
+        forEachByte { byte in
+            destination[offset] = byte
+            offset += 1
+        }
+    }
+
     /// Calls `body` with the header's 10 bytes in order: the layout, in one place.
     func forEachByte(_ body: (UInt8) -> Void) {
         body(BinaryFrameHeader.bodyChunk)

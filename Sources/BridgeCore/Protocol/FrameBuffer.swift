@@ -4,14 +4,17 @@
 /// bytes) asks for that much headroom through `ConnectionSink.frameHeadroom`; a frame built with
 /// it is queued and written from this memory without being copied again.
 ///
+/// A producer that has the payload before the header (a body chunk read from upstream) fills the
+/// payload first and then `prepend`s the header into the headroom, so the payload is copied once.
+///
 /// One producer fills it, then hands it to a sink and never touches it again; from then on only
 /// the transport reads it and writes into its headroom. It is a class so that handing it over
 /// moves a reference, never the bytes.
 public final class FrameBuffer: @unchecked Sendable {
     /// Free bytes in front of the frame.
-    public let headroom: Int
+    public private(set) var headroom: Int
     /// The most frame bytes it can hold.
-    public let capacity: Int
+    public private(set) var capacity: Int
     /// The frame's bytes so far, headroom excluded.
     public private(set) var count = 0
     private let base: UnsafeMutableRawPointer
@@ -49,6 +52,25 @@ public final class FrameBuffer: @unchecked Sendable {
             _ = destination.copyBytes(from: bytes)
         }
         count += added
+    }
+
+    /// Appends the bytes `bytes` points at.
+    public func append(bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count <= capacity - count, "frame buffer overflow")
+        if let source = bytes.baseAddress, !bytes.isEmpty {
+            (base + headroom + count).copyMemory(from: source, byteCount: bytes.count)
+        }
+        count += bytes.count
+    }
+
+    /// Moves the frame's start `byteCount` bytes back into the headroom and lets `fill` write
+    /// them: a header put in front of a payload already in place.
+    public func prepend(_ byteCount: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) {
+        precondition(byteCount >= 0 && byteCount <= headroom, "not enough headroom to prepend \(byteCount) bytes")
+        headroom -= byteCount
+        capacity += byteCount
+        count += byteCount
+        fill(UnsafeMutableRawBufferPointer(start: base + headroom, count: byteCount))
     }
 
     /// Calls `body` with the frame's bytes, headroom excluded; they are valid only inside it.
