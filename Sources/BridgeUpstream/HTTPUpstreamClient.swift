@@ -57,7 +57,8 @@ public final class HTTPUpstreamClient: UpstreamClient {
         guard let components = URLComponents(string: request.url), let rawHost = components.host else {
             throw BridgeError(.badRequest, "\(request.url) is not a valid URL")
         }
-        let host = rawHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        // An IPv6 literal comes bracketed ("[::1]").
+        let host = rawHost.hasPrefix("[") && rawHost.hasSuffix("]") ? String(rawHost.dropFirst().dropLast()) : rawHost
         let client = try await pinnedClient(for: host, allowed: request.addressAllowed)
 
         var outgoing = HTTPClientRequest(url: request.url)
@@ -81,7 +82,7 @@ public final class HTTPUpstreamClient: UpstreamClient {
         }
         var headers = HeaderList()
         for field in response.headers { headers.add(field.name, field.value) }
-        let encoding = headers["content-encoding"]?.lowercased().trimmingCharacters(in: .whitespaces)
+        let encoding = headers["content-encoding"]?.lowercased()  // HeaderList trims values.
         let decoded = encoding.map { ["gzip", "deflate", "x-gzip"].contains($0) } ?? false
         let iterator = BodyIterator(response.body.makeAsyncIterator())
         let url = request.url

@@ -16,6 +16,18 @@ struct HeaderListTests {
         #expect(headers.pairs == [["vary", "Accept"], ["etag", "\"x\""]])
     }
 
+    @Test func valuesLoseOnlyLeadingAndTrailingSpacesAndTabs() {
+        let cases: [(String, String)] = [
+            ("max-age=1", "max-age=1"), (" \tmax-age=1\t ", "max-age=1"), ("a  b", "a  b"), (" a b ", "a b"),
+            ("  ", ""), ("", ""), ("\t\t", ""), (" é ü ", "é ü"), ("x\u{301} ", "x\u{301}"), ("\u{301}", "\u{301}"),
+        ]
+        for (raw, trimmed) in cases {
+            #expect(raw.trimmingSpaces == trimmed)
+            #expect(raw[...].trimmingSpaces == trimmed)
+            #expect(HeaderList([("X", raw)]).first("x") == trimmed)
+        }
+    }
+
     @Test func setReplacesAllLinesInPlaceAndRemoveDeletes() {
         var headers: HeaderList = ["a": "1", "age": "5", "b": "2", "Age": "6"]
         headers.set("AGE", "7")

@@ -74,12 +74,13 @@ public struct CacheStatusEntry: Sendable, Hashable {
         guard let first = text.unicodeScalars.first,
               first == "*" || (first.isASCII && first.properties.isAlphabetic)
         else { return false }
-        let extra = Set("!#$%&'*+-.^_`|~:/".unicodeScalars)
         return text.unicodeScalars.allSatisfy { scalar in
             scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
-                || extra.contains(scalar))
+                || tokenSymbols.contains(scalar))
         }
     }
+
+    private static let tokenSymbols = Set("!#$%&'*+-.^_`|~:/".unicodeScalars)
 
     static func quoted(_ text: String) -> String {
         var result = "\""

@@ -59,6 +59,9 @@ extension StringProtocol {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
         let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
-        return String(String.UnicodeScalarView(scalars[first...last]))
+        // Most values have nothing to trim; the others are sliced, not rebuilt scalar by scalar.
+        let end = scalars.index(after: last)
+        if first == scalars.startIndex, end == scalars.endIndex { return String(self) }
+        return String(decoding: utf8[first..<end], as: UTF8.self)
     }
 }
