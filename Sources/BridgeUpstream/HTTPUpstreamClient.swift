@@ -84,22 +84,11 @@ public final class HTTPUpstreamClient: UpstreamClient {
         for field in response.headers { headers.add(field.name, field.value) }
         let encoding = headers["content-encoding"]?.lowercased()  // HeaderList trims values.
         let decoded = encoding.map { ["gzip", "deflate", "x-gzip"].contains($0) } ?? false
-        let iterator = BodyIterator(response.body.makeAsyncIterator())
-        let url = request.url
+        let iterator = BodyIterator(response.body.makeAsyncIterator(), url: request.url)
         return UpstreamResponse(
             status: Int(response.status.code), statusText: response.status.reasonPhrase, headers: headers,
-            body: UpstreamResponseBody(decoded: decoded, nextFrame: { headroom, limit in
-                do {
-                    return try await iterator.nextFrame(headroom: headroom, limit: limit)
-                } catch {
-                    throw HTTPUpstreamClient.translate(error, url: url)
-                }
-            }) {
-                do {
-                    return try await iterator.next()
-                } catch {
-                    throw HTTPUpstreamClient.translate(error, url: url)
-                }
+            body: UpstreamResponseBody(decoded: decoded, nextFrame: { try await iterator.nextFrame(headroom: $0, limit: $1) }) {
+                try await iterator.next()
             }
         )
     }
@@ -186,10 +175,14 @@ struct PullSequence: AsyncSequence, Sendable {
 /// The response body's iterator, used by one consumer at a time.
 final class BodyIterator: @unchecked Sendable {
     private var iterator: HTTPClientResponse.Body.AsyncIterator
+    private let url: String
     // What a frame had no room for, handed out first by the next pull.
     private var rest: ByteBuffer?
 
-    init(_ iterator: HTTPClientResponse.Body.AsyncIterator) { self.iterator = iterator }
+    init(_ iterator: HTTPClientResponse.Body.AsyncIterator, url: String) {
+        self.iterator = iterator
+        self.url = url
+    }
 
     func next() async throws -> [UInt8]? {
         guard let buffer = try await nextBuffer() else { return nil }
@@ -201,21 +194,26 @@ final class BodyIterator: @unchecked Sendable {
         guard var buffer = try await nextBuffer() else { return nil }
         let count = min(buffer.readableBytes, max(1, limit))
         let frame = FrameBuffer(headroom: headroom, capacity: count)
-        buffer.withUnsafeReadableBytes { frame.append(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+        buffer.withUnsafeReadableBytes { frame.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
         buffer.moveReaderIndex(forwardBy: count)
         if buffer.readableBytes > 0 { rest = buffer }
         return frame
     }
 
-    /// The next non-empty buffer: the rest of the last one first.
+    /// The next non-empty buffer: the rest of the last one first. Errors come out as the
+    /// broker's (`network`, `timeout`, cancellation).
     private func nextBuffer() async throws -> ByteBuffer? {
         if let rest {
             self.rest = nil
             return rest
         }
-        while let buffer = try await iterator.next() {
-            if buffer.readableBytes > 0 { return buffer }
+        do {
+            while let buffer = try await iterator.next() {
+                if buffer.readableBytes > 0 { return buffer }
+            }
+            return nil
+        } catch {
+            throw HTTPUpstreamClient.translate(error, url: url)
         }
-        return nil
     }
 }

@@ -21,8 +21,8 @@ struct FrameBufferTests {
         let payload: [UInt8] = (0..<500).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         let header = BinaryFrameHeader(id: 7, isEnd: false)
         let framed = FrameBuffer(headroom: 16 + BinaryFrameHeader.size, capacity: payload.count)
-        payload.withUnsafeBytes { framed.append(bytes: UnsafeRawBufferPointer(rebasing: $0[..<200])) }
-        payload.withUnsafeBytes { framed.append(bytes: UnsafeRawBufferPointer(rebasing: $0[200...])) }
+        payload.withUnsafeBytes { framed.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<200])) }
+        payload.withUnsafeBytes { framed.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[200...])) }
         #expect(framed.bytes == payload)
         framed.prepend(BinaryFrameHeader.size) { header.write(to: $0) }
         #expect(framed.headroom == 16)

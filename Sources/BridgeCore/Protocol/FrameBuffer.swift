@@ -54,15 +54,6 @@ public final class FrameBuffer: @unchecked Sendable {
         count += added
     }
 
-    /// Appends the bytes `bytes` points at.
-    public func append(bytes: UnsafeRawBufferPointer) {
-        precondition(bytes.count <= capacity - count, "frame buffer overflow")
-        if let source = bytes.baseAddress, !bytes.isEmpty {
-            (base + headroom + count).copyMemory(from: source, byteCount: bytes.count)
-        }
-        count += bytes.count
-    }
-
     /// Moves the frame's start `byteCount` bytes back into the headroom and lets `fill` write
     /// them: a header put in front of a payload already in place.
     public func prepend(_ byteCount: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) {
