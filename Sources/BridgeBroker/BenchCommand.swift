@@ -96,22 +96,30 @@ struct BenchCommand: AsyncParsableCommand {
         for (size, label, count) in sizes {
             for mode in cacheModes.isEmpty ? ["no-store", "default"] : cacheModes {
                 for concurrency in inFlight.isEmpty ? [1, 8] : inFlight {
+                    // Each side fetches `url`, a fresh one per run: in default mode every response
+                    // is stored, and a stored one must not turn the run into cache hits.
+                    let viaDirect: @Sendable (String) -> @Sendable (Int) async throws -> Void = { url in { _ in
+                        let response = try await direct.send(UpstreamRequest(url: url, deadline: .now + .seconds(60)))
+                        var total = 0
+                        while let chunk = try await response.body.next() { total += chunk.count }
+                        guard total == size else { throw BridgeError(.internal, "short body") }
+                    } }
+                    let viaBroker: @Sendable (String) -> @Sendable (Int) async throws -> Void = { url in { index in
+                        let body: JSONValue = ["url": .string(url + "&i=\(index)"), "responseBody": "binary", "progress": false, "cache": .string(mode)]
+                        guard try await client.fetch(body) == size else { throw BridgeError(.internal, "short body") }
+                    } }
+                    let base = origin.url("/bytes/\(size)?mode=\(mode)&c=\(concurrency)")
+                    // A warm-up run per side, not counted, as the echo bench has: the first
+                    // requests of a row pay for connections, lazy set-up and memory first touched.
+                    let warmup = max(concurrency * 2, count / 10)
+                    if side != "broker" { _ = try await FetchFigures.measure(count: warmup, concurrency: concurrency, size: size, request: viaDirect(base + "&r=warmup")) }
+                    if side != "direct" { _ = try await FetchFigures.measure(count: warmup, concurrency: concurrency, size: size, request: viaBroker(base + "&r=warmup")) }
                     var directRuns: [FetchFigures] = []
                     var brokerRuns: [FetchFigures] = []
                     for round in 0..<rounds {
-                        // A fresh URL per run: in default mode every response is stored, and a
-                        // stored one must not turn the run into cache hits.
-                        let url = origin.url("/bytes/\(size)?mode=\(mode)&c=\(concurrency)&r=\(round)")
-                        if side != "broker" { directRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) { _ in
-                            let response = try await direct.send(UpstreamRequest(url: url, deadline: .now + .seconds(60)))
-                            var total = 0
-                            while let chunk = try await response.body.next() { total += chunk.count }
-                            guard total == size else { throw BridgeError(.internal, "short body") }
-                        }) }
-                        if side != "direct" { brokerRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size) { index in
-                            let body: JSONValue = ["url": .string(url + "&i=\(index)"), "responseBody": "binary", "progress": false, "cache": .string(mode)]
-                            guard try await client.fetch(body) == size else { throw BridgeError(.internal, "short body") }
-                        }) }
+                        let url = base + "&r=\(round)"
+                        if side != "broker" { directRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size, request: viaDirect(url))) }
+                        if side != "direct" { brokerRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size, request: viaBroker(url))) }
                     }
                     let d = FetchFigures.median(directRuns), b = FetchFigures.median(brokerRuns)
                     StandardOutput.line("| \(label) | \(mode) | \(concurrency) | \(Int(d.requestsPerSecond)) | \(Int(b.requestsPerSecond)) | \(percent(b.requestsPerSecond / d.requestsPerSecond)) | \(format(d.megabytesPerSecond)) | \(format(b.megabytesPerSecond)) | \(format(d.p50Milliseconds)) | \(format(b.p50Milliseconds)) |")
