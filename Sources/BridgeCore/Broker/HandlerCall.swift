@@ -45,11 +45,9 @@ public struct HandlerCall: Sendable {
         repeat {
             let end = bytes.index(start, offsetBy: limit, limitedBy: bytes.endIndex) ?? bytes.endIndex
             let last = end == bytes.endIndex
-            await connection.sink.waitUntilWritable()
             // Built once, with the transport's headroom in front, and handed over without a copy.
-            let frame = BinaryFrameHeader(id: id, isEnd: isEnd && last).frame(payload: bytes[start..<end], headroom: connection.sink.frameHeadroom)
-            guard connection.sendIfActive(entry, frame) else {
-                throw BridgeError(.cancelled, "the post was cancelled")
+            try await sendBodyFrameWhenWritable {
+                BinaryFrameHeader(id: id, isEnd: isEnd && last).frame(payload: bytes[start..<end], headroom: connection.sink.frameHeadroom)
             }
             start = end
         } while start != bytes.endIndex
@@ -67,10 +65,18 @@ public struct HandlerCall: Sendable {
     public func sendBodyFrame(_ payload: FrameBuffer) async throws {
         guard let id else { throw BridgeError(.badRequest, "a binary response body needs a post id") }
         precondition(payload.headroom >= bodyFrameHeadroom && payload.count <= configuration.binaryChunkBytes, "body frame without room for its header")
+        try await sendBodyFrameWhenWritable {
+            let header = BinaryFrameHeader(id: id, isEnd: false)
+            payload.prepend(BinaryFrameHeader.size) { header.write(to: $0) }
+            return payload
+        }
+    }
+
+    /// Waits for room in the send queue, then sends the body frame `frame` makes (only then, so
+    /// a waiting producer holds no finished frame); throws `cancelled` when the post is over.
+    private func sendBodyFrameWhenWritable(_ frame: () -> FrameBuffer) async throws {
         await connection.sink.waitUntilWritable()
-        let header = BinaryFrameHeader(id: id, isEnd: false)
-        payload.prepend(BinaryFrameHeader.size) { header.write(to: $0) }
-        guard connection.sendIfActive(entry, payload) else {
+        guard connection.sendIfActive(entry, frame()) else {
             throw BridgeError(.cancelled, "the post was cancelled")
         }
     }
