@@ -109,19 +109,19 @@ struct BenchCommand: AsyncParsableCommand {
                         guard try await client.fetch(body) == size else { throw BridgeError(.internal, "short body") }
                     } }
                     let base = origin.url("/bytes/\(size)?mode=\(mode)&c=\(concurrency)")
+                    // One run of each side that --side leaves in, over `url`.
+                    func runSides(_ requests: Int, _ url: String) async throws -> (direct: FetchFigures?, broker: FetchFigures?) {
+                        var figures: (direct: FetchFigures?, broker: FetchFigures?) = (nil, nil)
+                        if side != "broker" { figures.direct = try await FetchFigures.measure(count: requests, concurrency: concurrency, size: size, request: viaDirect(url)) }
+                        if side != "direct" { figures.broker = try await FetchFigures.measure(count: requests, concurrency: concurrency, size: size, request: viaBroker(url)) }
+                        return figures
+                    }
                     // A warm-up run per side, not counted, as the echo bench has: the first
                     // requests of a row pay for connections, lazy set-up and memory first touched.
-                    let warmup = max(concurrency * 2, count / 10)
-                    if side != "broker" { _ = try await FetchFigures.measure(count: warmup, concurrency: concurrency, size: size, request: viaDirect(base + "&r=warmup")) }
-                    if side != "direct" { _ = try await FetchFigures.measure(count: warmup, concurrency: concurrency, size: size, request: viaBroker(base + "&r=warmup")) }
-                    var directRuns: [FetchFigures] = []
-                    var brokerRuns: [FetchFigures] = []
-                    for round in 0..<rounds {
-                        let url = base + "&r=\(round)"
-                        if side != "broker" { directRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size, request: viaDirect(url))) }
-                        if side != "direct" { brokerRuns.append(try await FetchFigures.measure(count: count, concurrency: concurrency, size: size, request: viaBroker(url))) }
-                    }
-                    let d = FetchFigures.median(directRuns), b = FetchFigures.median(brokerRuns)
+                    _ = try await runSides(max(concurrency * 2, count / 10), base + "&r=warmup")
+                    var runs: [(direct: FetchFigures?, broker: FetchFigures?)] = []
+                    for round in 0..<rounds { runs.append(try await runSides(count, base + "&r=\(round)")) }
+                    let d = FetchFigures.median(runs.compactMap(\.direct)), b = FetchFigures.median(runs.compactMap(\.broker))
                     StandardOutput.line("| \(label) | \(mode) | \(concurrency) | \(Int(d.requestsPerSecond)) | \(Int(b.requestsPerSecond)) | \(percent(b.requestsPerSecond / d.requestsPerSecond)) | \(format(d.megabytesPerSecond)) | \(format(b.megabytesPerSecond)) | \(format(d.p50Milliseconds)) | \(format(b.p50Milliseconds)) |")
                 }
             }
