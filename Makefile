@@ -3,13 +3,23 @@ SWIFT ?= swift
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps test-deps test test-swift test-js test-browser test-protocol test-monitor bench bench-preload conformance host-app clean
+.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor bench bench-preload conformance host-app clean
 
 deps:
 	@scripts/install-deps.sh
 
-build: deps
+build: deps bridge-js/bridge.js
 	$(SWIFT) build --product bridge-broker
+
+## The shim the broker serves: bridge-js/bridge.js and bridge.js.map, joined and minified from
+## bridge-js/src/*.js by bridge-js/tools/build.py (Python's standard library only).
+shim:
+	python3 bridge-js/tools/build.py
+
+# The built shim is committed, so a fresh clone serves it as it is; after an edit under src/, `make
+# build` (and so `make run`) rebuilds it first. `make test` checks it is up to date before that.
+bridge-js/bridge.js: $(wildcard bridge-js/src/*.js bridge-js/tools/*.py)
+	@python3 bridge-js/tools/build.py && touch $@
 
 ## The broker on 127.0.0.1:$(PORT) with its SQLite cache, the shim, the examples, and the demo origin.
 run: build
@@ -24,7 +34,7 @@ test-deps:
 
 ## Every test: Swift unit and integration tests, the shim's node tests, the protocol client tests
 ## and the browser tests in headless Chromium.
-test: test-deps
+test: test-deps test-shim
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/swift-test.sh
 	$(MAKE) --no-print-directory test-js test-protocol test-browser test-monitor
@@ -32,8 +42,13 @@ test: test-deps
 test-swift: deps
 	$(SWIFT) test
 
-test-js:
+test-js: bridge-js/bridge.js
 	cd bridge-js && node --test test/
+
+## The shim's build: its tokenizer, minifier and source map, and that the committed bridge.js is
+## what bridge-js/src gives (this runs before anything rebuilds it).
+test-shim:
+	python3 -m pytest -q tests/shim
 
 test-protocol test-browser test-monitor: build
 	python3 -m pytest -q tests/$(subst test-,,$@)

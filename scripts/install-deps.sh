@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the broker and its tests need on a fresh Debian machine: the C libraries the two
-# binding modules link, Chromium and its driver for the browser tests, tmux, and the PyPI packages.
+# binding modules link, python3 (bridge-js/tools/build.py builds the shim), Chromium and its driver
+# for the browser tests, tmux, and the PyPI packages.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 
 need_apt=()
-for package in libwebsockets-dev libsqlite3-dev pkg-config "${@}"; do
+for package in libwebsockets-dev libsqlite3-dev pkg-config python3 "${@}"; do
     dpkg -s "$package" >/dev/null 2>&1 || need_apt+=("$package")
 done
 if [ "${#need_apt[@]}" -gt 0 ]; then

@@ -45,8 +45,9 @@ struct StaticFiles: Sendable {
     func resolve(_ requestPath: String) -> Resolution {
         let path = requestPath.split(separator: "?", maxSplits: 1).first.map(String.init) ?? requestPath
         if path == "/" { return .redirect("/examples/") }
-        if path == "/bridge.js" || path == "/bridge.d.ts" {
-            // Any page may load the shim, as a classic script or as a module (which needs CORS).
+        if path == "/bridge.js" || path == "/bridge.js.map" || path == "/bridge.d.ts" {
+            // Any page may load the shim, as a classic script or as a module (which needs CORS);
+            // its source map (built with it from bridge-js/src) goes with it for DevTools.
             return served(root + "/bridge-js" + path, allowsAnyOrigin: true)
         }
         guard path == "/examples" || path.hasPrefix("/examples/") else { return .notFound }
@@ -85,7 +86,7 @@ struct StaticFiles: Sendable {
         case "js", "mjs": return "text/javascript; charset=utf-8"
         case "ts": return "text/plain; charset=utf-8"
         case "css": return "text/css; charset=utf-8"
-        case "json": return "application/json"
+        case "json", "map": return "application/json"
         case "svg": return "image/svg+xml"
         case "png": return "image/png"
         case "jpg", "jpeg": return "image/jpeg"

@@ -111,6 +111,18 @@ import Testing
         #expect(shim.head.lowercased().contains("access-control-allow-origin: *"))
         #expect(shim.head.lowercased().contains("content-type: text/javascript"))
         #expect(String(decoding: shim.body, as: UTF8.self).contains("BridgeBroker"))
+        #expect(String(decoding: shim.body, as: UTF8.self).hasSuffix("//# sourceMappingURL=bridge.js.map\n"))
+        // The source map, next to the shim with the same headers: DevTools fetches it from any page.
+        let map = try httpGet(port: harness.server.port, path: "/bridge.js.map")
+        #expect(map.status == 200)
+        #expect(map.head.lowercased().contains("access-control-allow-origin: *"))
+        #expect(map.head.lowercased().contains("content-type: application/json"))
+        #expect(map.head.lowercased().contains("cache-control: no-cache"))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(map.body)) as? [String: Any])
+        let version = document["version"] as? Int
+        let sources = document["sources"] as? [String] ?? []
+        #expect(version == 3)
+        #expect(sources.contains("src/main.js"))
         #expect(try httpGet(port: harness.server.port, path: "/examples/").status == 200)
         #expect(try httpGet(port: harness.server.port, path: "/examples/../Package.swift").status == 404)
         #expect(try httpGet(port: harness.server.port, path: "/examples/%2e%2e/Package.swift").status == 404)

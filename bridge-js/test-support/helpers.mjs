@@ -1,9 +1,10 @@
 // A minimal fake browser for bridge.js: the test plays the broker through FakeWebSocket.
-// bridge.js runs in this realm (vm.runInThisContext), so its objects compare with the test's.
+// bridge.js (the built, minified file the broker serves) runs in this realm
+// (vm.runInThisContext), so its objects compare with the test's.
 import fs from "node:fs";
 import path from "node:path";
 import vm from "node:vm";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const SHIM_SOURCE = fs.readFileSync(path.join(here, "..", "bridge.js"), "utf8");
@@ -344,6 +345,27 @@ let current = null;
  * filename, readyState, webkit (a fake window.webkit), config (globalThis.BridgeBrokerConfig).
  */
 export function loadBridge(options = {}) {
+  const page = setUpPage(options);
+  vm.runInThisContext(SHIM_SOURCE, { filename: options.filename ?? page.scriptUrl });
+  return current = pageEnvironment(page);
+}
+
+let sourceImports = 0;
+
+/**
+ * Loads the readable sources (src/main.js and what it imports) as real ES modules into a fresh fake
+ * page, the way a browser would import them unbuilt. Each call is a new main.js instance (its URL
+ * gets a query); the other modules only declare, so sharing them between loads changes nothing.
+ */
+export async function loadBridgeSources(options = {}) {
+  const page = setUpPage({ script: false, ...options });
+  const main = pathToFileURL(path.join(here, "..", "src", "main.js"));
+  main.search = `?load=${++sourceImports}`;
+  await import(main.href);
+  return current = pageEnvironment(page);
+}
+
+function setUpPage(options) {
   if (current) current.teardown();
   FakeWebSocket.instances = [];
   FakeNativeXHR.instances = [];
@@ -375,11 +397,12 @@ export function loadBridge(options = {}) {
   globalThis.document = document;
   if (options.webkit) globalThis.webkit = options.webkit;
   if (options.config) globalThis.BridgeBrokerConfig = options.config;
+  return { scriptUrl, script, document, nativeFetch, nativeCalls };
+}
 
-  vm.runInThisContext(SHIM_SOURCE, { filename: options.filename ?? scriptUrl });
+function pageEnvironment({ script, document, nativeFetch, nativeCalls }) {
   const bridge = globalThis.BridgeBroker;
-
-  current = {
+  return {
     bridge,
     document,
     script,
@@ -404,5 +427,4 @@ export function loadBridge(options = {}) {
       current = null;
     },
   };
-  return current;
 }

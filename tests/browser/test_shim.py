@@ -1,7 +1,14 @@
 """bridge-js in real headless Chromium against the real broker and a real local origin."""
+import json
+import re
+import sys
 import time
+import urllib.request
 
 from support import ROOT
+
+sys.path.insert(0, str(ROOT / "bridge-js" / "tools"))
+import sourcemap  # noqa: E402
 
 OUT = ROOT / "out"
 
@@ -192,6 +199,31 @@ def test_the_shim_works_imported_as_an_es_module(site, driver):
         wait();
     """)
     assert result == {"protocol": 1, "json": {"hello": "world", "n": 1}, "echoed": "from a module"}
+
+
+def test_errors_thrown_inside_the_shim_map_back_to_its_sources(site, page):
+    """Chromium's own stack of an error from deep inside the minified shim, resolved through the
+    /bridge.js.map the broker serves, as DevTools does: every shim frame lands on the right line."""
+    stack = page("""
+        try { BridgeBroker.connect({url: "ftp://example.test/"}); } catch (error) { return error.stack; }
+        return "connect() did not throw";
+    """)["value"]
+    frames = [(int(line), int(column)) for line, column in re.findall(r"/bridge\.js:(\d+):(\d+)", stack)]
+    assert len(frames) >= 4, stack
+    with urllib.request.urlopen(site["broker"].http + "/bridge.js.map") as response:
+        assert response.headers["access-control-allow-origin"] == "*"
+        source_map = json.load(response)
+    resolved = []
+    for line, column in frames[:4]:
+        # Stack positions are 1-based, source maps 0-based.
+        position = sourcemap.original_position(source_map, line - 1, column - 1)
+        assert position is not None, (line, column)
+        text = source_map["sourcesContent"][source_map["sources"].index(position["source"])].split("\n")[position["line"]]
+        resolved.append((position["source"], text.strip()))
+    assert resolved[0][0] == "src/urls.js" and "must be ws:, wss:, http: or https:" in resolved[0][1], resolved
+    assert resolved[1] == ("src/client.js", "if (options.url) this.url = normalizeSocketUrl(options.url);"), resolved
+    assert resolved[2] == ("src/client.js", "this.configure(options || {});"), resolved
+    assert resolved[3] == ("src/api.js", "client.connect(settings);"), resolved
 
 
 def test_every_request_body_kind_and_request_objects(page):

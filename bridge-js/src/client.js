@@ -1,0 +1,350 @@
+// The connection to the broker, one per page: ids, posts in flight, the queue, reconnection and
+// request-body uploads. A transport (transport-*.js) carries its frames.
+
+import { utf8ByteLength } from "./bytes.js";
+import {
+  DEFAULT_BACKOFF, DEFAULT_BROKER_URL, DEFAULT_QUEUE_TIMEOUT_MS, EMPTY_BYTES, FRAME_HEADER_BYTES,
+  FRAME_KIND_BODY, MARKER, UPLOAD_CHUNK_BYTES,
+} from "./constants.js";
+import { global } from "./env.js";
+import { BridgeError, abortReason, errorFromBroker } from "./errors.js";
+import { Exchange, decodeFrame, encodeBodyFrame, envelopeText } from "./posts.js";
+import { WebKitTransport } from "./transport-webkit.js";
+import { WebSocketTransport } from "./transport-websocket.js";
+import { normalizeSocketUrl, withToken } from "./urls.js";
+import { domException, hasOwn, safeCall } from "./util.js";
+
+/** The connection to the broker: ids, posts in flight, the queue, reconnection. */
+export class Client {
+  constructor(emitter) {
+    this.emitter = emitter;
+    this.url = DEFAULT_BROKER_URL;
+    this.token = null;
+    this.transportKind = "auto";
+    this.backoff = Object.assign({}, DEFAULT_BACKOFF);
+    this.queueTimeout = DEFAULT_QUEUE_TIMEOUT_MS;
+    this.state = "idle"; // idle, connecting, open, closed
+    this.started = false;
+    this.transport = null;
+    this.hello = null;
+    this.lastHello = null;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.queue = [];
+    this.attempt = 0;
+    this.reconnectTimer = null;
+    this.readyResolved = false;
+    this.ready = new Promise((resolve) => {
+      this.resolveReady = resolve;
+    });
+  }
+
+  get isReady() {
+    return this.transport !== null && this.hello !== null;
+  }
+
+  configure(options) {
+    if (options.url) this.url = normalizeSocketUrl(options.url);
+    if (hasOwn(options, "token")) this.token = options.token || null;
+    if (options.transport) this.transportKind = options.transport;
+    if (options.backoff) Object.assign(this.backoff, options.backoff);
+    if (options.queueTimeout != null) this.queueTimeout = Number(options.queueTimeout);
+  }
+
+  connect(options) {
+    this.configure(options || {});
+    this.started = true;
+    clearTimeout(this.reconnectTimer);
+    this.closeTransport(1000, "connect() was called again");
+    this.state = "connecting";
+    this.attempt = 0;
+    this.open();
+  }
+
+  disconnect() {
+    this.started = true;
+    this.state = "closed";
+    clearTimeout(this.reconnectTimer);
+    this.closeTransport(1000, "disconnect() was called");
+    const error = new BridgeError("network", "bridge-js: disconnect() was called before the post was sent");
+    for (const exchange of this.queue.splice(0)) exchange.reject(error);
+  }
+
+  /** The WKWebView transport needs a real `bridge` handler: the polyfill's would post to itself. */
+  useWebKit() {
+    if (this.transportKind === "websocket") return false;
+    const webkit = global.webkit;
+    const handlers = webkit && webkit.messageHandlers;
+    return Boolean(handlers && !handlers[MARKER] && handlers.bridge);
+  }
+
+  open() {
+    this.reconnectTimer = null;
+    this.nextId = 1;
+    this.hello = null;
+    let transport = null;
+    const current = () => transport !== null && this.transport === transport;
+    const sink = {
+      onText: (text) => current() && this.onText(text),
+      onEnvelope: (message) => current() && this.onEnvelope(message),
+      onBinary: (data) => current() && this.onBinary(data),
+      onClose: (info) => current() && this.onTransportClosed(info),
+    };
+    try {
+      transport = this.useWebKit()
+        ? new WebKitTransport(global.webkit.messageHandlers.bridge, sink)
+        : new WebSocketTransport(withToken(this.url, this.token), sink);
+    } catch (error) {
+      this.emitter.emit("close", { code: 1006, reason: String(error && error.message) });
+      this.scheduleReconnect();
+      return;
+    }
+    this.transport = transport;
+    transport.start();
+  }
+
+  closeTransport(code, reason) {
+    const transport = this.transport;
+    if (!transport) return;
+    this.transport = null;
+    this.hello = null;
+    transport.close(code, reason);
+    this.failInFlight(`bridge-js closed the connection to the broker (${reason})`);
+    this.emitter.emit("close", { code, reason });
+  }
+
+  onTransportClosed(info) {
+    this.transport = null;
+    this.hello = null;
+    const detail = info.reason ? `${info.code}, ${info.reason}` : `${info.code}`;
+    this.failInFlight(`the connection to the broker at ${this.url} closed (code ${detail})`);
+    this.emitter.emit("close", info);
+    if (this.state !== "closed") {
+      this.state = "connecting";
+      this.scheduleReconnect();
+    }
+  }
+
+  failInFlight(why) {
+    const inFlight = Array.from(this.pending.values());
+    this.pending.clear();
+    for (const exchange of inFlight) {
+      exchange.reject(new BridgeError("network", `${why} before the reply to post #${exchange.id} "${exchange.spec.name}"`));
+    }
+  }
+
+  scheduleReconnect() {
+    if (this.state === "closed") return;
+    const { initial, max, factor } = this.backoff;
+    const ceiling = Math.min(max, initial * Math.pow(factor, this.attempt));
+    // Half fixed, half random: retries spread out across tabs yet never come back too early.
+    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    this.attempt++;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => {
+      if (this.state !== "closed") this.open();
+    }, delay);
+  }
+
+  onText(text) {
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch (_) {
+      this.report(new BridgeError("bad_message", "bridge-js received a text frame that is not JSON"));
+      return;
+    }
+    if (message && typeof message === "object") this.onEnvelope(message);
+  }
+
+  onEnvelope(message) {
+    switch (message.type) {
+      case "hello":
+        return this.onHello(message);
+      case "reply":
+        return this.onReply(message);
+      case "event":
+        return this.onEvent(message);
+      case "error":
+        return this.report(errorFromBroker(message.error), message);
+      default:
+        return undefined; // Unknown envelope types are for later protocol versions.
+    }
+  }
+
+  onHello(hello) {
+    this.hello = hello;
+    this.lastHello = hello;
+    this.state = "open";
+    this.attempt = 0;
+    if (!this.readyResolved) {
+      this.readyResolved = true;
+      this.resolveReady(hello);
+    }
+    this.emitter.emit("open", hello);
+    this.flushQueue();
+  }
+
+  onReply(message) {
+    const exchange = this.pending.get(message.id);
+    if (!exchange) return;
+    this.pending.delete(message.id);
+    if (message.ok) exchange.resolve(message.body === undefined ? null : message.body);
+    else exchange.reject(errorFromBroker(message.error));
+    this.flushQueue();
+  }
+
+  onEvent(message) {
+    if (typeof message.id === "number") {
+      const exchange = this.pending.get(message.id);
+      if (exchange && !exchange.settled && exchange.spec.onEvent) {
+        safeCall(exchange.spec.onEvent, message.name, message.body);
+      }
+      return;
+    }
+    this.emitter.emit(String(message.name), message.body, message);
+  }
+
+  onBinary(data) {
+    const frame = decodeFrame(data);
+    if (!frame || frame.kind !== FRAME_KIND_BODY) {
+      this.report(new BridgeError("bad_message", "bridge-js received a malformed binary frame"));
+      return;
+    }
+    const exchange = this.pending.get(frame.id);
+    if (exchange && !exchange.settled && exchange.spec.onBinary) {
+      safeCall(exchange.spec.onBinary, frame.payload, frame.end);
+    }
+  }
+
+  report(error, envelope) {
+    if (envelope && envelope.duplicateId !== undefined) error.duplicateId = envelope.duplicateId;
+    if (this.emitter.has("error")) this.emitter.emit("error", error);
+    else if (global.console) global.console.warn(`bridge-js: ${error.code}: ${error.message}`);
+  }
+
+  /** Starts a post described by `spec` ({name, body, reply, signal, upload, onEvent, onBinary}). */
+  exchange(spec) {
+    const exchange = new Exchange(this, spec);
+    try {
+      exchange.bodyJson = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    } catch (error) {
+      exchange.reject(new BridgeError("bad_message", `the body of post "${spec.name}" is not JSON: ${error.message}`));
+      return exchange;
+    }
+    if (this.state === "closed") {
+      exchange.reject(new BridgeError("network", "bridge-js is disconnected: call BridgeBroker.connect() first"));
+      return exchange;
+    }
+    if (spec.signal && !this.watchSignal(exchange, spec.signal)) return exchange;
+    exchange.state = "queued";
+    this.queue.push(exchange);
+    this.flushQueue();
+    if (exchange.state === "queued") this.armQueueTimer(exchange);
+    return exchange;
+  }
+
+  watchSignal(exchange, signal) {
+    if (signal.aborted) {
+      exchange.reject(abortReason(signal));
+      return false;
+    }
+    const onAbort = () => this.cancel(exchange, abortReason(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    exchange.detachSignal = () => signal.removeEventListener("abort", onAbort);
+    return true;
+  }
+
+  armQueueTimer(exchange) {
+    exchange.queueTimer = setTimeout(() => {
+      if (exchange.state !== "queued") return;
+      // Waiting for a free slot on a live connection is not a failure; waiting for a broker is.
+      if (this.isReady) return this.armQueueTimer(exchange);
+      this.removeFromQueue(exchange);
+      exchange.reject(new BridgeError("network", `could not reach the broker at ${this.url} within ${this.queueTimeout} ms`));
+    }, this.queueTimeout);
+  }
+
+  removeFromQueue(exchange) {
+    const index = this.queue.indexOf(exchange);
+    if (index >= 0) this.queue.splice(index, 1);
+  }
+
+  cancel(exchange, reason) {
+    if (exchange.settled) return;
+    if (exchange.state === "queued") this.removeFromQueue(exchange);
+    else if (exchange.state === "sent" && exchange.expectsReply) this.sendCancel(exchange);
+    exchange.reject(reason === undefined ? domException("The operation was aborted.", "AbortError") : reason);
+  }
+
+  sendCancel(exchange) {
+    if (this.transport && exchange.transport === this.transport) {
+      this.transport.sendText(JSON.stringify({ type: "cancel", id: exchange.id }));
+    }
+  }
+
+  limit(name) {
+    const limits = this.hello && this.hello.limits;
+    const value = limits && limits[name];
+    return typeof value === "number" && value > 0 ? value : null;
+  }
+
+  flushQueue() {
+    while (this.queue.length && this.isReady) {
+      const exchange = this.queue[0];
+      if (exchange.expectsReply && this.pending.size >= (this.limit("maxInFlight") || Infinity)) return;
+      this.queue.shift();
+      this.dispatch(exchange);
+    }
+  }
+
+  dispatch(exchange) {
+    clearTimeout(exchange.queueTimer);
+    const transport = this.transport;
+    if (exchange.expectsReply) exchange.id = this.nextId++;
+    const text = envelopeText(exchange);
+    const maxBytes = this.limit("maxMessageBytes");
+    // The broker closes the whole connection (1009) on an oversized frame: refuse it here instead.
+    if (maxBytes && text.length > maxBytes / 3 && utf8ByteLength(text) > maxBytes) {
+      exchange.reject(new BridgeError("too_large", `post "${exchange.spec.name}" is larger than the broker's maxMessageBytes (${maxBytes})`));
+      return;
+    }
+    if (exchange.expectsReply) this.pending.set(exchange.id, exchange);
+    exchange.state = "sent";
+    exchange.transport = transport;
+    try {
+      transport.sendText(text);
+    } catch (error) {
+      this.pending.delete(exchange.id);
+      exchange.reject(new BridgeError("network", `sending post "${exchange.spec.name}" failed: ${error && error.message}`));
+      return;
+    }
+    if (!exchange.expectsReply) exchange.resolve(undefined);
+    else if (exchange.spec.upload) this.streamUpload(exchange, transport);
+  }
+
+  uploadChunkBytes() {
+    const maxBytes = this.limit("maxMessageBytes");
+    return Math.max(1, Math.min(UPLOAD_CHUNK_BYTES, maxBytes ? maxBytes - FRAME_HEADER_BYTES : UPLOAD_CHUNK_BYTES));
+  }
+
+  /** Sends the post's body as binary frames; the frame that completes a known length carries END. */
+  async streamUpload(exchange, transport) {
+    const source = exchange.spec.upload;
+    const live = () => !exchange.settled && this.transport === transport;
+    let sent = 0;
+    try {
+      for await (const chunk of source.chunks(this.uploadChunkBytes())) {
+        await transport.drain();
+        if (!live()) return;
+        sent += chunk.byteLength;
+        const end = source.length !== null && sent >= source.length;
+        transport.sendBinary(encodeBodyFrame(exchange.id, chunk, end));
+        if (end) return;
+      }
+      if (live()) transport.sendBinary(encodeBodyFrame(exchange.id, EMPTY_BYTES, true));
+    } catch (error) {
+      if (live()) this.cancel(exchange, new BridgeError("bad_request", `reading the request body failed: ${error && error.message}`));
+    }
+  }
+}

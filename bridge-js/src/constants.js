@@ -1,0 +1,23 @@
+// The shim's fixed values: the protocol's (docs/PROTOCOL.md) and its own defaults.
+
+// Marks the shim's own objects: BridgeBroker (the double-include guard) and the messageHandlers polyfill.
+export const MARKER = Symbol.for("bridge-broker.shim");
+export const VERSION = "0.1.0";
+export const SUBPROTOCOL = "bridge.v1";
+export const DEFAULT_BROKER_URL = "ws://127.0.0.1:8787/bridge";
+export const FRAME_HEADER_BYTES = 10;
+export const FRAME_KIND_BODY = 0x01;
+export const FRAME_FLAG_END = 0x01;
+export const TWO_POW_32 = 4294967296;
+export const UPLOAD_CHUNK_BYTES = 256 * 1024;
+// Above this much unsent data the upload waits, so a 1 GiB Blob is never copied into the socket at once.
+export const UPLOAD_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+// A browser's fetch and XHR (timeout 0) never time out on their own; the protocol's default of 60 s
+// would cut long downloads, so the shim asks for the protocol's maximum unless told otherwise.
+export const DEFAULT_REQUEST_TIMEOUT_MS = 86400000;
+export const DEFAULT_QUEUE_TIMEOUT_MS = 30000;
+export const DEFAULT_BACKOFF = { initial: 250, max: 30000, factor: 2 };
+export const WEBKIT_BINARY_PREFIX = "b64:";
+export const NULL_BODY_STATUSES = [101, 103, 204, 205, 304];
+export const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
+export const EMPTY_BYTES = new Uint8Array(0);

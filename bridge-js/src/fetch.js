@@ -1,0 +1,205 @@
+// The fetch patch: a bridged fetch() posts `fetch` to the broker and resolves at its `response`
+// event with a Response (response.js) whose body streams as binary frames arrive.
+
+import { blobSource, streamSource } from "./bodies.js";
+import { NULL_BODY_STATUSES, REDIRECT_STATUSES } from "./constants.js";
+import { global } from "./env.js";
+import { BridgeError, abortReason, fetchFailure } from "./errors.js";
+import { makeResponse, opaqueRedirectResponse, replyBodyBytes } from "./response.js";
+import { absoluteUrl, isHttpUrl } from "./urls.js";
+import { domException, hasOwn, isReadableStream, isRequest } from "./util.js";
+
+/** Reads everything fetch() needs out of (input, init); cache and timeout bypass Request's checks. */
+function planFetch(input, init, url) {
+  const options = Object.assign({}, init);
+  const original = isRequest(input) ? input : null;
+  // Request throws for "only-if-cached" outside same-origin mode and for Apple's cache names; the broker takes both.
+  const cache = hasOwn(options, "cache") ? options.cache : original ? original.cache : undefined;
+  const timeout = hasOwn(options, "timeout") ? options.timeout : undefined;
+  const signal = hasOwn(options, "signal") ? options.signal : original ? original.signal : null;
+  const stream = isReadableStream(options.body) ? options.body : null;
+  delete options.cache;
+  delete options.timeout;
+  delete options.signal;
+  if (stream) {
+    delete options.body;
+    delete options.duplex;
+  }
+  const request = new global.Request(original || url.href, options);
+  return {
+    request,
+    url: request.url,
+    method: request.method,
+    headers: Array.from(request.headers),
+    redirect: request.redirect,
+    cache,
+    timeout,
+    signal,
+    stream,
+  };
+}
+
+async function fetchBodySource(plan) {
+  if (plan.stream) return streamSource(plan.stream);
+  if (plan.method === "GET" || plan.method === "HEAD") return null;
+  // Request already serialised the body (FormData with its boundary, URLSearchParams, Blob...).
+  return blobSource(await plan.request.blob());
+}
+
+/** One bridged fetch: resolves with a Response at the `response` event, then feeds its body. */
+class FetchRun {
+  constructor(context, plan, ticket, resolve, reject) {
+    this.context = context;
+    this.plan = plan;
+    this.ticket = ticket;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.responded = false;
+    this.controller = null;
+    this.streamFinished = false;
+    this.exchange = null;
+  }
+
+  start(upload) {
+    const plan = this.plan;
+    const body = {
+      url: plan.url,
+      method: plan.method,
+      headers: plan.headers,
+      redirect: plan.redirect,
+      responseBody: "binary",
+      // fetch() has no progress API and the loading bar follows the group's progress, which the
+      // broker reports either way: per-request progress events would be frames nobody reads.
+      progress: false,
+      timeout: plan.timeout != null ? Number(plan.timeout) : this.context.config.requestTimeout,
+    };
+    if (plan.cache !== undefined && plan.cache !== "default") body.cache = plan.cache;
+    if (this.ticket.group) body.group = this.ticket.group;
+    if (upload) body.body = upload.length === null ? { binary: true } : { binary: true, length: upload.length };
+    this.exchange = this.context.client.exchange({
+      name: "fetch",
+      body,
+      upload,
+      signal: plan.signal,
+      onEvent: (name, payload) => {
+        if (name === "response") this.onResponseHead(payload || {});
+      },
+      onBinary: (chunk, end) => this.onChunk(chunk, end),
+    });
+    this.exchange.promise.then(
+      (reply) => this.onReply(reply || {}),
+      (error) => this.onFailure(error),
+    );
+  }
+
+  onResponseHead(head) {
+    if (this.responded) return;
+    this.responded = true;
+    try {
+      this.resolve(this.buildResponse(head));
+    } catch (error) {
+      this.streamFinished = true;
+      this.reject(error);
+      this.exchange.abort(error);
+    }
+  }
+
+  buildResponse(head) {
+    const status = Number(head.status);
+    if (this.plan.redirect === "manual" && REDIRECT_STATUSES.includes(status)) {
+      this.streamFinished = true;
+      return opaqueRedirectResponse(this.plan.url, head);
+    }
+    if (!(status >= 100 && status <= 999)) {
+      throw fetchFailure(new BridgeError("network", `the broker reported an unusable status ${JSON.stringify(head.status)}`));
+    }
+    const nullBody = this.plan.method === "HEAD" || NULL_BODY_STATUSES.includes(status);
+    if (nullBody) this.streamFinished = true;
+    return makeResponse(nullBody ? null : this.createStream(), head, this.plan.url);
+  }
+
+  createStream() {
+    return new global.ReadableStream({
+      start: (controller) => {
+        this.controller = controller;
+      },
+      cancel: (reason) => {
+        this.streamFinished = true;
+        this.exchange.abort(reason === undefined ? domException("The body was cancelled.", "AbortError") : reason);
+      },
+    });
+  }
+
+  onChunk(chunk, end) {
+    if (!this.controller || this.streamFinished) return;
+    // A copy, so the consumer never sees the frame header through chunk.buffer.
+    if (chunk.byteLength) this.controller.enqueue(chunk.slice());
+    if (end) this.closeStream();
+  }
+
+  closeStream() {
+    if (!this.controller || this.streamFinished) return;
+    this.streamFinished = true;
+    this.controller.close();
+  }
+
+  onReply(reply) {
+    this.ticket.finish();
+    if (!this.responded) this.onResponseHead(reply);
+    const bytes = replyBodyBytes(reply);
+    if (bytes && bytes.byteLength && this.controller && !this.streamFinished) this.controller.enqueue(bytes);
+    this.closeStream();
+  }
+
+  onFailure(error) {
+    this.ticket.finish();
+    const failure = error instanceof BridgeError ? fetchFailure(error) : error;
+    if (!this.responded) {
+      this.responded = true;
+      this.reject(failure);
+      return;
+    }
+    if (this.controller && !this.streamFinished) {
+      this.streamFinished = true;
+      this.controller.error(failure);
+    }
+  }
+}
+
+export function createFetch(context) {
+  function callNative(input, init) {
+    if (!context.nativeFetch) return Promise.reject(new TypeError("bridge-js: this page has no native fetch"));
+    return context.nativeFetch.call(global, input, init);
+  }
+
+  function requestUrlOf(input) {
+    return absoluteUrl(isRequest(input) ? input.url : input);
+  }
+
+  /** Always through the broker when the URL allows it (http(s), not the broker's own origin). */
+  async function bridgedFetch(input, init) {
+    const url = requestUrlOf(input);
+    if (!isHttpUrl(url) || url.origin === context.brokerOrigin()) return callNative(input, init);
+    const plan = planFetch(input, init, url);
+    if (plan.signal && plan.signal.aborted) throw abortReason(plan.signal);
+    const ticket = context.progress.track();
+    let upload;
+    try {
+      upload = await fetchBodySource(plan);
+      if (plan.signal && plan.signal.aborted) throw abortReason(plan.signal);
+    } catch (error) {
+      ticket.finish();
+      throw error;
+    }
+    return new Promise((resolve, reject) => new FetchRun(context, plan, ticket, resolve, reject).start(upload));
+  }
+
+  /** The page's fetch: bridged when patched and the URL passes data-include/data-exclude. */
+  function fetch(input, init) {
+    const url = requestUrlOf(input);
+    if (!context.patches.fetch || !url || !context.shouldBridge(url)) return callNative(input, init);
+    return bridgedFetch(input, init);
+  }
+
+  return { bridgedFetch, fetch };
+}

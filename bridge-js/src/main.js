@@ -1,0 +1,84 @@
+/*
+ * bridge.js: the page shim of Bridge Broker (protocol bridge.v1).
+ *
+ * Classic script:  <script src="http://127.0.0.1:8787/bridge.js" data-token="..."></script>
+ * ES module:       import "http://127.0.0.1:8787/bridge.js";  then use globalThis.BridgeBroker
+ *
+ * It defines globalThis.BridgeBroker, connects to the broker the script came from, patches fetch
+ * and XMLHttpRequest (opt-out with data-patch="none"), polyfills window.webkit.messageHandlers
+ * outside a real WKWebView and reports page-load progress. See README.md beside src/ and
+ * docs/PROTOCOL.md for the wire protocol.
+ *
+ * This is the entry module: the only one that runs code when the file loads (the others only
+ * declare), so the double-include guard below runs before anything else. bridge-js/tools/build.py
+ * joins the modules into the one classic script the broker serves at /bridge.js.
+ */
+
+import { createApi } from "./api.js";
+import { Client } from "./client.js";
+import { readConfig } from "./config.js";
+import { MARKER } from "./constants.js";
+import { Emitter } from "./emitter.js";
+import { global } from "./env.js";
+import { createFetch } from "./fetch.js";
+import { insideRealWebKit, installMessageHandlersPolyfill } from "./message-handlers.js";
+import { PageProgress } from "./progress.js";
+import { UrlRules } from "./rules.js";
+import { httpOriginOfSocket, isHttpUrl } from "./urls.js";
+import { reportError } from "./util.js";
+import { createXMLHttpRequestClass } from "./xhr.js";
+
+// A page that includes the shim twice (script tag and import) must keep one connection.
+if (!(global.BridgeBroker && global.BridgeBroker[MARKER])) start();
+
+/** Reads the configuration, patches the page, defines BridgeBroker and connects right after. */
+function start() {
+  const config = readConfig();
+  const emitter = new Emitter();
+  const client = new Client(emitter);
+  const pageProgress = new PageProgress(emitter);
+  const realWebKit = insideRealWebKit();
+  const connectionSettings = { token: config.token, transport: config.transport, backoff: config.backoff, queueTimeout: config.queueTimeout };
+  try {
+    client.configure(Object.assign({ url: config.url }, connectionSettings));
+  } catch (error) {
+    reportError(error); // A bad data-broker-url leaves the default broker address in place.
+    client.configure(connectionSettings);
+  }
+
+  const context = {
+    client,
+    config,
+    progress: pageProgress,
+    nativeFetch: typeof global.fetch === "function" ? global.fetch : null,
+    NativeXHR: typeof global.XMLHttpRequest === "function" ? global.XMLHttpRequest : null,
+    patches: { fetch: false, xhr: false },
+    rules: new UrlRules(config.include, config.exclude),
+    brokerOrigin: () => (client.useWebKit() ? null : httpOriginOfSocket(client.url)),
+    shouldBridge(url) {
+      return isHttpUrl(url) && url.origin !== this.brokerOrigin() && this.rules.allows(url.href);
+    },
+  };
+
+  const fetches = createFetch(context);
+  const BridgeXMLHttpRequest = typeof global.EventTarget === "function" ? createXMLHttpRequestClass(context) : null;
+  const api = createApi({ config, emitter, client, pageProgress, context, fetches, BridgeXMLHttpRequest });
+
+  emitter.on("group.progress", (body) => pageProgress.onGroupProgress(body));
+  const doc = global.document;
+  // A shim that arrives after the page finished loading (a late import) has no document phase to show.
+  pageProgress.begin(Boolean(doc) && doc.readyState !== "complete");
+  if (doc && typeof doc.addEventListener === "function") doc.addEventListener("readystatechange", () => pageProgress.documentChanged());
+  if (typeof global.addEventListener === "function") global.addEventListener("load", () => pageProgress.documentLoaded());
+
+  api.patch(config.patch);
+  if (!realWebKit && config.messageHandlers) installMessageHandlersPolyfill(api.post);
+  if (config.loadingBar) api.showLoadingBar(config.loadingBar);
+  global.BridgeBroker = api;
+
+  // Deferred, so a module that imports the shim can call connect({token}) before the first handshake.
+  const startSoon = typeof global.queueMicrotask === "function" ? global.queueMicrotask : (fn) => Promise.resolve().then(fn);
+  startSoon(() => {
+    if (!client.started && config.autoConnect) client.connect({});
+  });
+}

@@ -1,0 +1,83 @@
+// Posts on the wire (docs/PROTOCOL.md): a post's envelope text, its lifecycle, and the binary
+// frames of request and response bodies.
+
+import { viewBytes } from "./bytes.js";
+import { FRAME_FLAG_END, FRAME_HEADER_BYTES, FRAME_KIND_BODY, TWO_POW_32 } from "./constants.js";
+
+/** The 10-byte header of docs/PROTOCOL.md: kind, flags (END), 64-bit big-endian post id. */
+export function encodeBodyFrame(id, payload, end) {
+  const frame = new Uint8Array(FRAME_HEADER_BYTES + payload.byteLength);
+  const view = new DataView(frame.buffer);
+  view.setUint8(0, FRAME_KIND_BODY);
+  view.setUint8(1, end ? FRAME_FLAG_END : 0);
+  view.setUint32(2, Math.floor(id / TWO_POW_32));
+  view.setUint32(6, id >>> 0);
+  frame.set(payload, FRAME_HEADER_BYTES);
+  return frame;
+}
+
+export function decodeFrame(data) {
+  const bytes = viewBytes(data);
+  if (bytes.byteLength < FRAME_HEADER_BYTES) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return {
+    kind: view.getUint8(0),
+    end: (view.getUint8(1) & FRAME_FLAG_END) !== 0,
+    id: view.getUint32(2) * TWO_POW_32 + view.getUint32(6),
+    payload: bytes.subarray(FRAME_HEADER_BYTES),
+  };
+}
+
+/** One post: queued until the connection is ready, then in flight until its reply. */
+export class Exchange {
+  constructor(client, spec) {
+    this.client = client;
+    this.spec = spec;
+    this.id = null;
+    this.state = "new"; // new, queued, sent, settled
+    this.transport = null;
+    this.bodyJson = undefined;
+    this.queueTimer = null;
+    this.detachSignal = null;
+    this.promise = new Promise((resolve, reject) => {
+      this.resolvePromise = resolve;
+      this.rejectPromise = reject;
+    });
+  }
+
+  get expectsReply() {
+    return this.spec.reply !== false;
+  }
+
+  get settled() {
+    return this.state === "settled";
+  }
+
+  /** Stops the post: dequeues it or sends a cancel frame, and rejects its promise with `reason`. */
+  abort(reason) {
+    this.client.cancel(this, reason);
+  }
+
+  resolve(value) {
+    if (this.settle()) this.resolvePromise(value);
+  }
+
+  reject(error) {
+    if (this.settle()) this.rejectPromise(error);
+  }
+
+  settle() {
+    if (this.settled) return false;
+    this.state = "settled";
+    clearTimeout(this.queueTimer);
+    if (this.detachSignal) this.detachSignal();
+    return true;
+  }
+}
+
+export function envelopeText(exchange) {
+  let text = `{"type":"post","name":${JSON.stringify(exchange.spec.name)}`;
+  if (exchange.expectsReply) text += `,"id":${exchange.id}`;
+  if (exchange.bodyJson !== undefined) text += `,"body":${exchange.bodyJson}`;
+  return `${text}}`;
+}

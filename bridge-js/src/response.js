@@ -1,0 +1,87 @@
+// The Response a bridged fetch resolves with: the broker's status, headers and URL, which the
+// Response constructor alone cannot all hold.
+
+import { base64ToBytes } from "./bytes.js";
+import { global } from "./env.js";
+import { absoluteUrl, pageOrigin, stripFragment } from "./urls.js";
+
+function headersFromPairs(list) {
+  const headers = new global.Headers();
+  const pairs = Array.isArray(list) ? list : list && typeof list === "object" ? Object.entries(list) : [];
+  for (const pair of pairs) {
+    try {
+      headers.append(String(pair[0]), String(pair[1]));
+    } catch (_) {
+      // A header the browser refuses to hold is left out rather than failing the whole response.
+    }
+  }
+  return headers;
+}
+
+/** Response's url, redirected, type... are read-only getters: own properties shadow them, clones included. */
+function decorateResponse(response, overrides) {
+  for (const key of Object.keys(overrides)) {
+    Object.defineProperty(response, key, { value: overrides[key], configurable: true });
+  }
+  const clone = response.clone;
+  Object.defineProperty(response, "clone", {
+    configurable: true,
+    value: function () {
+      return decorateResponse(clone.call(this), overrides);
+    },
+  });
+  return response;
+}
+
+function responseTypeFor(href) {
+  const url = absoluteUrl(href);
+  return url && url.origin === pageOrigin() ? "basic" : "cors";
+}
+
+function bridgeInfo(head) {
+  return {
+    status: head.status,
+    statusText: head.statusText || "",
+    headers: Array.isArray(head.headers) ? head.headers : [],
+    url: head.url,
+    redirected: Boolean(head.redirected),
+    cache: head.cache || null,
+  };
+}
+
+export function makeResponse(body, head, fallbackUrl) {
+  const status = Number(head.status);
+  const standard = status >= 200 && status <= 599;
+  const init = { status: standard ? status : 200, statusText: String(head.statusText || ""), headers: headersFromPairs(head.headers) };
+  let response;
+  try {
+    response = new global.Response(body, init);
+  } catch (_) {
+    init.statusText = ""; // Not a valid reason phrase for this browser.
+    response = new global.Response(body, init);
+  }
+  const url = stripFragment(head.url || fallbackUrl);
+  const overrides = { url, redirected: Boolean(head.redirected), type: responseTypeFor(url), bridge: bridgeInfo(head) };
+  if (!standard) Object.assign(overrides, { status, ok: false });
+  return decorateResponse(response, overrides);
+}
+
+/** What a browser returns for redirect: "manual": status 0, no headers, no body; the 3xx stays on `.bridge`. */
+export function opaqueRedirectResponse(requestUrl, head) {
+  const response = new global.Response(null, { status: 200 });
+  return decorateResponse(response, {
+    url: stripFragment(requestUrl),
+    redirected: false,
+    type: "opaqueredirect",
+    status: 0,
+    ok: false,
+    statusText: "",
+    bridge: bridgeInfo(head),
+  });
+}
+
+export function replyBodyBytes(reply) {
+  if (reply.bodyEncoding === "text" && typeof reply.body === "string") return new TextEncoder().encode(reply.body);
+  if (reply.bodyEncoding === "base64" && typeof reply.body === "string") return base64ToBytes(reply.body);
+  return null;
+}

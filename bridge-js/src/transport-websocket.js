@@ -1,0 +1,58 @@
+// The WebSocket transport: the default way to the broker.
+
+import { SUBPROTOCOL, UPLOAD_HIGH_WATER_BYTES } from "./constants.js";
+import { global } from "./env.js";
+import { sleep } from "./util.js";
+
+/** The default transport: one WebSocket with subprotocol bridge.v1. */
+export class WebSocketTransport {
+  constructor(url, sink) {
+    this.kind = "websocket";
+    this.url = url;
+    this.sink = sink;
+    this.closed = false;
+    const socket = new global.WebSocket(url, [SUBPROTOCOL]);
+    socket.binaryType = "arraybuffer";
+    socket.onmessage = (event) => {
+      if (typeof event.data === "string") sink.onText(event.data);
+      else sink.onBinary(event.data);
+    };
+    // A failed handshake fires error then close; close alone carries what the shim needs.
+    socket.onerror = () => {};
+    socket.onclose = (event) => this.finish(event.code, event.reason);
+    this.socket = socket;
+  }
+
+  start() {}
+
+  sendText(text) {
+    this.socket.send(text);
+  }
+
+  sendBinary(bytes) {
+    this.socket.send(bytes);
+  }
+
+  async drain() {
+    while (!this.closed && this.socket.readyState === 1 && this.socket.bufferedAmount > UPLOAD_HIGH_WATER_BYTES) {
+      await sleep(10);
+    }
+  }
+
+  close(code, reason) {
+    this.closed = true;
+    const socket = this.socket;
+    socket.onmessage = socket.onclose = null;
+    try {
+      socket.close(code, reason);
+    } catch (_) {
+      // Closing a socket that never opened may throw in old engines; it is gone either way.
+    }
+  }
+
+  finish(code, reason) {
+    if (this.closed) return;
+    this.closed = true;
+    this.sink.onClose({ code: code || 1006, reason: reason || "" });
+  }
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The shim's own cost in headless Chromium: bytes on the wire, and the time from the request for
+the script to the end of its evaluation, for several builds side by side in one run.
+
+    python3 scripts/bench_shim_load.py                       # the built bridge.js against the joined, unminified build
+    python3 scripts/bench_shim_load.py --rev 053661d         # ... and against bridge.js as it was at a git revision
+    python3 scripts/bench_shim_load.py old.js new.js --runs 31
+
+Each round loads every file once, in a fresh page of the same browser, from a local HTTP server
+with `Cache-Control: no-store` and a new query string each time (no HTTP cache, no V8 code cache:
+a first visit). A page is `<script src=shim>` followed by an inline script that sets a mark, so the
+time runs from the resource's startTime to the mark: the download, the compile, the evaluation and
+the microtasks the shim queues (its deferred connect). The first round is a warm-up and not counted.
+The shim connects to a port where nothing listens (its connection fails in the background).
+"""
+import argparse
+import gzip
+import http.server
+import os
+import pathlib
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+MEASURE = """
+const entry = performance.getEntriesByType("resource").find((item) => item.name.includes("/shim/"));
+const mark = performance.getEntriesByName("shim-evaluated")[0];
+if (!entry || !mark || !window.BridgeBroker) return null;
+return {total: mark.startTime - entry.startTime, download: entry.responseEnd - entry.startTime,
+        evaluate: mark.startTime - entry.responseEnd};
+"""
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve(files, dead_port):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            path, _, query = self.path.partition("?")
+            if path.startswith("/page/"):
+                label = path[len("/page/"):]
+                body = (f'<!doctype html><html><head><meta charset="utf-8">'
+                        f'<script src="/shim/{label}.js?{query}" data-broker-url="ws://127.0.0.1:{dead_port}/bridge"></script>'
+                        '<script>performance.mark("shim-evaluated")</script></head><body></body></html>').encode()
+                kind = "text/html; charset=utf-8"
+            elif path.startswith("/shim/") and path[len("/shim/"):-3] in files:
+                body = files[path[len("/shim/"):-3]]
+                kind = "text/javascript; charset=utf-8"
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def chromium():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    return webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", help="shim files to compare (default: the built bridge.js and the joined, unminified build)")
+    parser.add_argument("--rev", action="append", default=[], help="also bridge-js/bridge.js at this git revision")
+    parser.add_argument("--runs", type=int, default=21, help="counted rounds (default 21)")
+    args = parser.parse_args()
+
+    files = {}
+    if not args.files:
+        with tempfile.TemporaryDirectory() as scratch:
+            joined = pathlib.Path(scratch) / "joined.js"
+            subprocess.run([sys.executable, str(ROOT / "bridge-js/tools/build.py"), "--out-dir", scratch, "--joined", str(joined)],
+                           check=True, capture_output=True)
+            files["minified"] = (pathlib.Path(scratch) / "bridge.js").read_bytes()
+            files["joined"] = joined.read_bytes()
+    for path in args.files:
+        files[pathlib.Path(path).stem] = pathlib.Path(path).read_bytes()
+    for rev in args.rev:
+        files[f"at-{rev}"] = subprocess.run(["git", "show", f"{rev}:bridge-js/bridge.js"], cwd=ROOT, check=True, capture_output=True).stdout
+
+    server = serve(files, free_port())
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    driver = chromium()
+    samples = {label: [] for label in files}
+    try:
+        for round_index in range(args.runs + 1):
+            for label in files:
+                driver.get(f"{base}/page/{label}?r={round_index}-{os.getpid()}")
+                figures = driver.execute_script(MEASURE)
+                if figures is None:
+                    raise SystemExit(f"{label}: the shim did not load (no BridgeBroker or no timing entry)")
+                if round_index:
+                    samples[label].append(figures)
+    finally:
+        driver.quit()
+        server.shutdown()
+
+    print(f"{args.runs} rounds, each file once per round in a fresh page (median [min-max], ms)\n")
+    print(f"| file | bytes | gzip -9 | request to end of evaluation | download | compile + evaluate |")
+    print("|---|---|---|---|---|---|")
+    for label, data in files.items():
+        def figure(key):
+            values = [sample[key] for sample in samples[label]]
+            return f"{statistics.median(values):.1f} [{min(values):.1f}-{max(values):.1f}]"
+        print(f"| {label} | {len(data):,} | {len(gzip.compress(data, 9, mtime=0)):,} | {figure('total')} | {figure('download')} | {figure('evaluate')} |")
+
+
+if __name__ == "__main__":
+    main()
