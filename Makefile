@@ -3,7 +3,7 @@ SWIFT ?= swift
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor bench bench-preload conformance host-app clean
+.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor bench bench-preload bench-shim conformance host-app clean
 
 deps:
 	@scripts/install-deps.sh
@@ -61,6 +61,10 @@ bench: deps
 bench-preload: test-deps
 	$(SWIFT) build -c release --product bridge-broker
 	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_preload.py $(ARGS)
+
+## The shim's size and its load-to-evaluated time in headless Chromium, against other builds (ARGS='--rev REV').
+bench-shim: test-deps
+	python3 scripts/bench_shim_load.py $(ARGS)
 
 conformance: build
 	scripts/autobahn.sh

@@ -18,8 +18,6 @@ import gzip
 import http.server
 import os
 import pathlib
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +25,9 @@ import tempfile
 import threading
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_preload import browser  # noqa: E402  (the Chromium of tests/browser)
+from support import free_port  # noqa: E402
 
 MEASURE = """
 const entry = performance.getEntriesByType("resource").find((item) => item.name.includes("/shim/"));
@@ -35,12 +36,6 @@ if (!entry || !mark || !window.BridgeBroker) return null;
 return {total: mark.startTime - entry.startTime, download: entry.responseEnd - entry.startTime,
         evaluate: mark.startTime - entry.responseEnd};
 """
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def serve(files, dead_port):
@@ -74,17 +69,6 @@ def serve(files, dead_port):
     return server
 
 
-def chromium():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(argument)
-    return webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver"))
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="*", help="shim files to compare (default: the built bridge.js and the joined, unminified build)")
@@ -107,7 +91,7 @@ def main():
 
     server = serve(files, free_port())
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    driver = chromium()
+    driver = browser()
     samples = {label: [] for label in files}
     try:
         for round_index in range(args.runs + 1):
@@ -123,7 +107,7 @@ def main():
         server.shutdown()
 
     print(f"{args.runs} rounds, each file once per round in a fresh page (median [min-max], ms)\n")
-    print(f"| file | bytes | gzip -9 | request to end of evaluation | download | compile + evaluate |")
+    print("| file | bytes | gzip -9 | request to end of evaluation | download | compile + evaluate |")
     print("|---|---|---|---|---|---|")
     for label, data in files.items():
         def figure(key):
