@@ -252,10 +252,7 @@ def link(modules):
             if name in owners:
                 module.fail(token, f"{name} is also declared at the top level of src/{owners[name]}: one shared scope")
             owners[name] = module.name
-    exported_by = {}
-    for module in modules.values():
-        for name in module.exports:
-            exported_by[name] = module.name
+    exported_by = {name for module in modules.values() for name in module.exports}
     for module in modules.values():
         used = references(module)
         imported = set()
@@ -271,8 +268,10 @@ def link(modules):
                     raise BuildError(f"bridge-js/{module.path}: imports {name} from ./{target} and never uses it")
                 imported.add(name)
         for name, token in used.items():
-            if name in exported_by and exported_by[name] != module.name and name not in imported and name not in module.declared:
-                module.fail(token, f"uses {name} without importing it from ./{exported_by[name]}")
+            owner = owners.get(name)
+            if owner and owner != module.name and name not in imported:
+                hint = "" if name in exported_by else " (export it there)"
+                module.fail(token, f"uses {name} without importing it from ./{owner}{hint}")
     order, state = [], {}
 
     def visit(name, path):

@@ -185,6 +185,8 @@ def test_a_valid_set_of_modules_builds_and_runs(tmp_path):
         ({"a.js": "export const A = 1;\n", "main.js": 'import { A } from "./a.js";\nconst A2 = A;\nconst A = 2;\n'},
          "also declared"),
         ({"a.js": "export const A = 1;\n", "main.js": "const x = A;\n"}, "without importing"),
+        ({"a.js": "export const A = 1;\nconst HIDDEN = 2;\n", "main.js": 'import { A } from "./a.js";\nconst x = A + HIDDEN;\n'},
+         "export it there"),
         ({"a.js": "export const A = 1;\nexport const B = 2;\n", "main.js": 'import { A, B } from "./a.js";\nA;\n'},
          "never uses"),
         ({"a.js": "const A = 1;\n", "main.js": 'import { A } from "./a.js";\nA;\n'}, "does not export"),
