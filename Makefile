@@ -3,7 +3,7 @@ SWIFT ?= swift
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor bench bench-preload bench-shim conformance host-app clean
+.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor bench bench-preload bench-pageload bench-shim conformance host-app clean
 
 deps:
 	@scripts/install-deps.sh
@@ -61,6 +61,12 @@ bench: deps
 bench-preload: test-deps
 	$(SWIFT) build -c release --product bridge-broker
 	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_preload.py $(ARGS)
+
+## A page's first load through the shim against the browser's own cache (the seed's hidden page of
+## <link rel=preload>), cold and after preload, in headless Chromium (ARGS='--rounds 7 --profile').
+bench-pageload: test-deps bridge-js/bridge.js
+	$(SWIFT) build -c release --product bridge-broker
+	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_pageload.py $(ARGS)
 
 ## The shim's size and its load-to-evaluated time in headless Chromium, against other builds (ARGS='--rev REV').
 bench-shim: test-deps

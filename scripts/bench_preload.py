@@ -13,50 +13,25 @@ when the last resource arrived (ms since navigation start, and ms spent fetching
 tables for docs/BENCHMARKS.md.
 """
 import argparse
-import json
-import pathlib
-import shutil
 import statistics
-import sys
 import time
-import urllib.request
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "examples"))
-from support import Broker  # noqa: E402
-from headless_client import BridgeConnection  # noqa: E402
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from page_host import PageHost  # noqa: E402
+import benchkit
+from benchkit import browser, wait_for
+from headless_client import BridgeConnection
+from page_host import PageHost
+from support import Broker
 
 
 def origin_requests(broker):
-    with urllib.request.urlopen(broker.origin + "/count") as response:
-        counts = json.load(response)
-    return sum(count for path, count in counts.items() if path != "/count")
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(argument)
-    return webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+    return benchkit.origin_requests(broker.origin)
 
 
 def load(driver, broker, page_url):
     """Loads the page in the browser and returns its timing and the origin requests made meanwhile."""
     before = origin_requests(broker)
     driver.get(page_url)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        result = driver.execute_script("return window.preloadDemo || null")
-        if result:
-            break
-        time.sleep(0.01)
-    else:
-        raise RuntimeError("the page did not finish loading")
+    result = wait_for(driver, "window.preloadDemo")
     if "error" in result:
         raise RuntimeError(result["error"])
     # The page itself comes from the origin (the browser loads it natively): count only the rest.

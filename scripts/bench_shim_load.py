@@ -24,10 +24,8 @@ import sys
 import tempfile
 import threading
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_preload import browser  # noqa: E402  (the Chromium of tests/browser)
-from support import free_port  # noqa: E402
+from benchkit import ROOT, browser  # the Chromium of tests/browser
+from support import free_port
 
 MEASURE = """
 const entry = performance.getEntriesByType("resource").find((item) => item.name.includes("/shim/"));

@@ -24,6 +24,9 @@ import Synchronization
 /// - `/page?n=&size=&max-age=&broker=`: an HTML page with n `<link rel="preload">` resources
 ///   that loads them through the broker's shim; `/manifest?n=&size=&max-age=`: the same list as
 ///   a preload manifest (see `OriginHandler+Page.swift`).
+/// - `/pageload?way=browser|shim|links&n=&size=&max-age=&broker=`: the page-load benchmark's
+///   pages: the same page code with the browser's networking or the shim's, and the hidden page
+///   of `<link rel="preload">` tags (see `OriginHandler+PageLoad.swift`).
 /// Every response gets `latency` of delay first.
 public final class LocalOrigin: Sendable {
     /// The port it listens on.

@@ -71,5 +71,5 @@ extension OriginHandler {
 
 extension String {
     /// The string with `&` written as `&amp;`, as an HTML attribute value should have it.
-    fileprivate var replacingAmpersands: String { split(separator: "&", omittingEmptySubsequences: false).joined(separator: "&amp;") }
+    var replacingAmpersands: String { split(separator: "&", omittingEmptySubsequences: false).joined(separator: "&amp;") }
 }

@@ -90,6 +90,8 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             respondPage(context, to: request)
         case "manifest":
             respondManifest(context, to: request)
+        case "pageload":
+            respondPageLoad(context, to: request)
         case "count":
             let counts = self.counts.value.withLock { $0 }
             let json = "{" + counts.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""A page's first load, through the shim against the browser's own cache, in headless Chromium.
+
+    python3 scripts/bench_pageload.py [--rounds 7] [--resources 30] [--size 20000] [--latency 50]
+                                      [--way NAME]... [--profile]
+
+The page (the demo origin's /pageload, see Sources/BridgeTestOrigin/OriginHandler+PageLoad.swift)
+runs one script that fetch()es its resources (30 of 20 KB, max-age=600, behind an origin that
+waits 50 ms before every response) and reads every body. The same page code runs two ways: with
+the browser's networking (way=browser), and with the broker's shim in the head (way=shim), whose
+patched fetch() sends the same calls through the broker. The ways:
+
+  browser-cold       the browser alone, cold
+  browser-seed       the seed study's method: a hidden page of <link rel="preload"> tags (way=links)
+                     opened first in another tab of the same browser and waited for until the
+                     origin has answered every resource; then the page, from the browser's cache
+  shim-cold          through the shim, the broker's cache empty
+  shim-preload       through the shim after `bridge-broker preload --page` of the same links page
+  shim-cold-warm     the two shim ways again for a returning visitor: the browser has loaded a page
+  shim-preload-warm  with the shim three times before (its HTTP cache and V8's code cache hold it)
+
+Every load runs in a fresh Chromium with a new, empty profile. Before the page, its tab shows an
+empty page of the origin (no shim, no resources), and the browser opens another tab on the origin
+(the links page: with the resources for browser-seed, empty otherwise), so the browser, its
+renderer and the origin's connections are as warm in every way. The broker's cache is cleared
+before every load. Each round runs every way once, in an order that rotates from round to round;
+the first round is a warm-up and not counted. Times are ms after the page's navigation started:
+"loaded" when the last body has been read, "document" when the HTML had arrived, "script" when the
+page's script called fetch(). "origin requests" counts the requests for resources that reached the
+origin during the load (the document not counted).
+
+--profile adds the DevTools protocol's network events to every load (which costs time of its own,
+so its loads are not comparable to a run without it) and prints, per way, when the shim was
+requested and had arrived, when the WebSocket handshake was answered, when the first post left the
+page and when the hello and the last frame arrived.
+"""
+import argparse
+import dataclasses
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import benchkit
+from benchkit import Browser, spread, wait_for
+from headless_client import BridgeConnection
+from support import BINARY, Broker
+
+WARM_SHIM_VISITS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class Way:
+    name: str
+    title: str
+    page: str                 # the /pageload way the page runs: browser or shim
+    hidden_links: bool = False
+    preload: bool = False
+    warm_shim: bool = False
+
+
+WAYS = [
+    Way("browser-cold", "browser alone, cold", "browser"),
+    Way("browser-seed", "browser, after the hidden page of `<link rel=preload>` (the seed's way)", "browser", hidden_links=True),
+    Way("shim-cold", "through the shim, cold", "shim"),
+    Way("shim-preload", "through the shim, after `bridge-broker preload --page`", "shim", preload=True),
+    Way("shim-cold-warm", "through the shim, cold, shim cached (returning visitor)", "shim", warm_shim=True),
+    Way("shim-preload-warm", "through the shim, after preload, shim cached (returning visitor)", "shim", preload=True, warm_shim=True),
+]
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.broker = Broker("--demo-latency", str(args.latency))
+        self.client = BridgeConnection(self.broker.url)
+        self.query = f"n={args.resources}&size={args.size}&max-age=600&broker={self.broker.http}"
+
+    def url(self, way, query=None):
+        return f"{self.broker.origin}/pageload?way={way}&{query or self.query}"
+
+    def empty(self, way):
+        return self.url(way, f"n=0&broker={self.broker.http}")
+
+    def stop(self):
+        self.client.sock.close()
+        self.broker.stop()
+
+    def preload(self):
+        """`bridge-broker preload --page` of the links page, as a user would run it."""
+        output = subprocess.run([str(BINARY), "preload", "--page", self.url("links"), "--broker", self.broker.url, "--json"],
+                                check=True, capture_output=True, text=True).stdout
+        reply = json.loads(output.strip().splitlines()[-1])["reply"]
+        stored = reply.get("totals", {}).get("stored")
+        if stored != self.args.resources:
+            raise RuntimeError(f"preload stored {stored} of {self.args.resources} resources: {output[-2000:]}")
+
+    def load(self, way):
+        """One load of the page in a fresh browser, prepared as `way` says; returns its figures."""
+        self.client.post("cache.clear", None, on_frame=lambda frame: None)
+        browser = Browser(performance_log=self.args.profile)
+        driver = browser.driver
+        try:
+            if way.warm_shim:
+                for _ in range(WARM_SHIM_VISITS):
+                    driver.get(self.empty("shim"))
+                    wait_for(driver, "window.pageLoad && window.BridgeBroker && BridgeBroker.connected")
+                    time.sleep(0.2)  # V8 writes the code cache after the script ran
+            # The page's tab has shown a page of the origin before (without the shim), in every way.
+            driver.get(self.empty("browser"))
+            wait_for(driver, "window.pageLoad")
+            page_tab = driver.current_window_handle
+            driver.switch_to.new_window("tab")
+            before = benchkit.origin_requests(self.broker.origin, ["/cached"])
+            if way.hidden_links:
+                driver.get(self.url("links"))
+                wait_for(driver, f"window.preloadedLinks === {self.args.resources}")
+                answered = benchkit.origin_requests(self.broker.origin, ["/cached"]) - before
+                if answered != self.args.resources:
+                    raise RuntimeError(f"the hidden page loaded {answered} of {self.args.resources} resources from the origin")
+            else:
+                driver.get(self.empty("links"))
+                wait_for(driver, "document.readyState === 'complete'")
+            driver.switch_to.window(page_tab)
+            if way.preload:
+                self.preload()
+            if self.args.profile:
+                driver.get_log("performance")  # drop what came before the page
+            before = benchkit.origin_requests(self.broker.origin, ["/cached"])
+            driver.get(self.url(way.page))
+            result = wait_for(driver, "window.pageLoad")
+            if "error" in result:
+                raise RuntimeError(f"{way.name}: {result['error']}")
+            result["originRequests"] = benchkit.origin_requests(self.broker.origin, ["/cached"]) - before
+            if result["bytes"] != self.args.resources * self.args.size or result["bridged"] != (way.page == "shim"):
+                raise RuntimeError(f"{way.name}: the page did not load what it should: {result}")
+            if self.args.profile:
+                result["phases"] = phases(driver.get_log("performance"), self.url(way.page))
+            return result
+        finally:
+            browser.quit()
+
+
+def phases(log, page_url):
+    """Milestones of one load from the DevTools network events, in ms after the document's request."""
+    events = [json.loads(entry["message"])["message"] for entry in log]
+    start = None
+    found = {}
+
+    def mark(name, timestamp, first=True):
+        if start is not None and (not first or name not in found):
+            found[name] = (timestamp - start) * 1000
+
+    for event in events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Network.requestWillBeSent":
+            url = params["request"]["url"]
+            if start is None and url == page_url:
+                start = params["timestamp"]
+            elif url.endswith("/bridge.js"):
+                mark("shim requested", params["timestamp"])
+        elif method == "Network.responseReceived" and params.get("response", {}).get("url", "").endswith("/bridge.js"):
+            mark("shim headers", params["timestamp"])
+        elif method == "Network.webSocketCreated":
+            found.setdefault("_socket", params["requestId"])
+        elif method == "Network.webSocketWillSendHandshakeRequest":
+            mark("socket requested", params["timestamp"])
+        elif method == "Network.webSocketHandshakeResponseReceived":
+            mark("socket open", params["timestamp"])
+        elif method == "Network.webSocketFrameSent":
+            mark("first post sent", params["timestamp"])
+            mark("last post sent", params["timestamp"], first=False)
+        elif method == "Network.webSocketFrameReceived":
+            mark("hello received", params["timestamp"])
+            mark("last frame received", params["timestamp"], first=False)
+    found.pop("_socket", None)
+    return found
+
+
+PHASES = ["shim requested", "shim headers", "socket requested", "socket open", "hello received",
+          "first post sent", "last post sent", "last frame received"]
+
+
+def report(args, ways, results, load_before, load_after, started):
+    print(f"First load of a page of {args.resources} resources of {args.size} bytes (max-age=600), origin latency "
+          f"{args.latency} ms, headless Chromium, a fresh browser for every load; median [min-max] of {args.rounds} "
+          f"rounds after a warm-up round; {time.strftime('%Y-%m-%d %H:%M', time.localtime(started))}, "
+          f"{time.time() - started:.0f} s; machine: {load_before} before, {load_after} after\n")
+    print("| way | loaded (ms) | document | script | resources fetched | origin requests during the load |")
+    print("|---|---|---|---|---|---|")
+    for way in ways:
+        rows = results[way.name]
+        counts = sorted({row["originRequests"] for row in rows})
+        print(f"| {way.title} | {spread([r['loadMs'] for r in rows])} | {spread([r['documentMs'] for r in rows])} | "
+              f"{spread([r['startMs'] for r in rows])} | {spread([r['fetchMs'] for r in rows])} | "
+              f"{'-'.join(str(c) for c in (counts[0], counts[-1])) if len(counts) > 1 else counts[0]} |")
+    median = {way.name: statistics.median(r["loadMs"] for r in results[way.name]) for way in ways}
+    print()
+    for shim, browser, target in (("shim-preload", "browser-seed", 0.85), ("shim-cold", "browser-cold", 0.8),
+                                  ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8)):
+        if shim in median and browser in median:
+            ratio = median[shim] / median[browser]
+            print(f"- {shim} / {browser}: {ratio:.2f}x (target <= {target}x: {'met' if ratio <= target else 'NOT met'})")
+    if args.profile:
+        print("\nMilestones from the DevTools network events (ms after the document was requested; median):\n")
+        print("| way | " + " | ".join(PHASES) + " |")
+        print("|---|" + "---|" * len(PHASES))
+        for way in ways:
+            cells = []
+            for phase in PHASES:
+                values = [r["phases"][phase] for r in results[way.name] if phase in r["phases"]]
+                cells.append(f"{statistics.median(values):.0f}" if values else "")
+            print(f"| {way.name} | " + " | ".join(cells) + " |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7, help="counted rounds (default 7), after one warm-up round")
+    parser.add_argument("--resources", type=int, default=30)
+    parser.add_argument("--size", type=int, default=20000)
+    parser.add_argument("--latency", type=int, default=50, help="the origin's delay before every response (ms)")
+    parser.add_argument("--way", action="append", choices=[way.name for way in WAYS], help="only these ways (repeatable)")
+    parser.add_argument("--profile", action="store_true", help="also record and print network milestones per load")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.resources < 1:
+        parser.error("--rounds and --resources must be at least 1")
+    ways = [way for way in WAYS if not args.way or way.name in args.way]
+
+    started = time.time()
+    load_before = benchkit.machine_load()
+    bench = Bench(args)
+    results = {way.name: [] for way in ways}
+    try:
+        for round_index in range(args.rounds + 1):
+            shift = round_index % len(ways)
+            for way in ways[shift:] + ways[:shift]:
+                result = bench.load(way)
+                if round_index:
+                    results[way.name].append(result)
+            print(f"round {round_index}{' (warm-up)' if not round_index else ''} done", flush=True, file=sys.stderr)
+    finally:
+        bench.stop()
+    report(args, ways, results, load_before, benchkit.machine_load(), started)
+
+
+if __name__ == "__main__":
+    main()
