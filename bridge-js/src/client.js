@@ -3,8 +3,8 @@
 
 import { utf8ByteLength } from "./bytes.js";
 import {
-  DEFAULT_BACKOFF, DEFAULT_BROKER_URL, DEFAULT_QUEUE_TIMEOUT_MS, EMPTY_BYTES, FRAME_HEADER_BYTES,
-  FRAME_KIND_BODY, MARKER, UPLOAD_CHUNK_BYTES,
+  DEFAULT_BACKOFF, DEFAULT_BROKER_URL, DEFAULT_QUEUE_TIMEOUT_MS, EARLY_IN_FLIGHT, EARLY_POST_BYTES, EMPTY_BYTES,
+  FRAME_HEADER_BYTES, FRAME_KIND_BODY, MARKER, UPLOAD_CHUNK_BYTES,
 } from "./constants.js";
 import { global } from "./env.js";
 import { BridgeError, abortReason, errorFromBroker } from "./errors.js";
@@ -26,6 +26,8 @@ export class Client {
     this.state = "idle"; // idle, connecting, open, closed
     this.started = false;
     this.transport = null;
+    // The transport is open and may carry posts before its hello (see flushQueue).
+    this.transportOpen = false;
     this.hello = null;
     this.lastHello = null;
     this.nextId = 1;
@@ -82,12 +84,14 @@ export class Client {
     this.reconnectTimer = null;
     this.nextId = 1;
     this.hello = null;
+    this.transportOpen = false;
     let transport = null;
     const current = () => transport !== null && this.transport === transport;
     const sink = {
       onText: (text) => current() && this.onText(text),
       onEnvelope: (message) => current() && this.onEnvelope(message),
       onBinary: (data) => current() && this.onBinary(data),
+      onOpen: () => current() && this.onTransportOpen(),
       onClose: (info) => current() && this.onTransportClosed(info),
     };
     try {
@@ -103,11 +107,18 @@ export class Client {
     transport.start();
   }
 
+  /** The WebSocket is open: posts may go before the hello arrives (flushQueue says which). */
+  onTransportOpen() {
+    this.transportOpen = true;
+    this.flushQueue();
+  }
+
   closeTransport(code, reason) {
     const transport = this.transport;
     if (!transport) return;
     this.transport = null;
     this.hello = null;
+    this.transportOpen = false;
     transport.close(code, reason);
     this.failInFlight(`bridge-js closed the connection to the broker (${reason})`);
     this.emitter.emit("close", { code, reason });
@@ -116,6 +127,7 @@ export class Client {
   onTransportClosed(info) {
     this.transport = null;
     this.hello = null;
+    this.transportOpen = false;
     const detail = info.reason ? `${info.code}, ${info.reason}` : `${info.code}`;
     this.failInFlight(`the connection to the broker at ${this.url} closed (code ${detail})`);
     this.emitter.emit("close", info);
@@ -189,7 +201,10 @@ export class Client {
     const exchange = this.pending.get(message.id);
     if (!exchange) return;
     this.pending.delete(message.id);
-    if (message.ok) exchange.resolve(message.body === undefined ? null : message.body);
+    if (exchange.early && !message.ok && message.error && message.error.code === "too_many_in_flight") {
+      // Sent before the hello told the real limit, and refused unrun: it goes again in its turn.
+      this.requeue(exchange);
+    } else if (message.ok) exchange.resolve(message.body === undefined ? null : message.body);
     else exchange.reject(errorFromBroker(message.error));
     this.flushQueue();
   }
@@ -289,18 +304,51 @@ export class Client {
     return typeof value === "number" && value > 0 ? value : null;
   }
 
+  /**
+   * Sends queued posts, in order, while the connection has room. Once the hello is there, up to its
+   * `maxInFlight`. Before it, as soon as the WebSocket is open (the broker sends its hello first and
+   * reads posts after it, docs/PROTOCOL.md), so a page's first requests wait for the connection and
+   * not for the hello too, within limits any broker can take: at most EARLY_IN_FLIGHT posts, each one
+   * expecting a reply (so a refusal comes back with its id), small (maxMessageBytes is not known yet)
+   * and without a request body to stream (its chunk size depends on the hello). A post the broker
+   * refuses with `too_many_in_flight` before the hello was read is queued again (requeue).
+   */
   flushQueue() {
-    while (this.queue.length && this.isReady) {
+    while (this.queue.length && (this.isReady || (this.transportOpen && this.transport !== null))) {
       const exchange = this.queue[0];
-      if (exchange.expectsReply && this.pending.size >= (this.limit("maxInFlight") || Infinity)) return;
+      const early = this.hello === null;
+      if (early && !this.mayGoEarly(exchange)) return;
+      const limit = early ? EARLY_IN_FLIGHT : this.limit("maxInFlight") || Infinity;
+      if (exchange.expectsReply && this.pending.size >= limit) return;
       this.queue.shift();
-      this.dispatch(exchange);
+      this.dispatch(exchange, early);
     }
   }
 
-  dispatch(exchange) {
+  mayGoEarly(exchange) {
+    if (!exchange.expectsReply || exchange.spec.upload) return false;
+    const json = exchange.bodyJson;
+    // UTF-8 takes at most three bytes per UTF-16 unit: count exactly only when that bound is over.
+    return json === undefined || json.length * 3 + exchange.spec.name.length * 3 + 64 <= EARLY_POST_BYTES ||
+      utf8ByteLength(json) + utf8ByteLength(exchange.spec.name) + 64 <= EARLY_POST_BYTES;
+  }
+
+  /** Puts an exchange refused before the hello back in the queue, ahead of the posts never sent. */
+  requeue(exchange) {
+    exchange.state = "queued";
+    exchange.early = false;
+    exchange.retry = true;
+    let index = 0;
+    while (index < this.queue.length && this.queue[index].retry) index++;
+    this.queue.splice(index, 0, exchange);
+    this.armQueueTimer(exchange);
+  }
+
+  dispatch(exchange, early) {
     clearTimeout(exchange.queueTimer);
     const transport = this.transport;
+    exchange.early = Boolean(early);
+    exchange.retry = false;
     if (exchange.expectsReply) exchange.id = this.nextId++;
     const text = envelopeText(exchange);
     const maxBytes = this.limit("maxMessageBytes");

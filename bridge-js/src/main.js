@@ -31,13 +31,15 @@ import { createXMLHttpRequestClass } from "./xhr.js";
 // A page that includes the shim twice (script tag and import) must keep one connection.
 if (!(global.BridgeBroker && global.BridgeBroker[MARKER])) start();
 
-/** Reads the configuration, patches the page, defines BridgeBroker and connects right after. */
+/**
+ * Reads the configuration and opens the connection first, so the handshake runs while the rest
+ * initialises (the page's first requests then wait for the connection alone); then patches the page
+ * and defines BridgeBroker.
+ */
 function start() {
   const config = readConfig();
   const emitter = new Emitter();
   const client = new Client(emitter);
-  const pageProgress = new PageProgress(emitter);
-  const realWebKit = insideRealWebKit();
   const connectionSettings = { token: config.token, transport: config.transport, backoff: config.backoff, queueTimeout: config.queueTimeout };
   try {
     client.configure(Object.assign({ url: config.url }, connectionSettings));
@@ -45,7 +47,10 @@ function start() {
     reportError(error); // A bad data-broker-url leaves the default broker address in place.
     client.configure(connectionSettings);
   }
+  if (config.autoConnect && config.classicScript) client.connect({});
 
+  const pageProgress = new PageProgress(emitter);
+  const realWebKit = insideRealWebKit();
   const context = {
     client,
     config,
@@ -76,7 +81,8 @@ function start() {
   if (config.loadingBar) api.showLoadingBar(config.loadingBar);
   global.BridgeBroker = api;
 
-  // Deferred, so a module that imports the shim can call connect({token}) before the first handshake.
+  // A module waits a microtask, so the module that imports it can call connect({token}) before the
+  // first handshake.
   const startSoon = typeof global.queueMicrotask === "function" ? global.queueMicrotask : (fn) => Promise.resolve().then(fn);
   startSoon(() => {
     if (!client.started && config.autoConnect) client.connect({});

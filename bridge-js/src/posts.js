@@ -39,6 +39,9 @@ export class Exchange {
     this.bodyJson = undefined;
     this.queueTimer = null;
     this.detachSignal = null;
+    // Sent before the connection's hello; queued again after such a post was refused (client.js).
+    this.early = false;
+    this.retry = false;
     this.promise = new Promise((resolve, reject) => {
       this.resolvePromise = resolve;
       this.rejectPromise = reject;

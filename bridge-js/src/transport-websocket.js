@@ -13,6 +13,9 @@ export class WebSocketTransport {
     this.closed = false;
     const socket = new global.WebSocket(url, [SUBPROTOCOL]);
     socket.binaryType = "arraybuffer";
+    socket.onopen = () => {
+      if (!this.closed) sink.onOpen();
+    };
     socket.onmessage = (event) => {
       if (typeof event.data === "string") sink.onText(event.data);
       else sink.onBinary(event.data);

@@ -378,7 +378,7 @@ function setUpPage(options) {
   globalThis.removeEventListener = pageEvents.removeEventListener.bind(pageEvents);
   globalThis.dispatchEvent = pageEvents.dispatchEvent.bind(pageEvents);
   globalThis.location = new URL(PAGE_URL);
-  globalThis.WebSocket = FakeWebSocket;
+  globalThis.WebSocket = options.WebSocket ?? FakeWebSocket;
   globalThis.XMLHttpRequest = FakeNativeXHR;
   globalThis.DOMParser = FakeDOMParser;
   globalThis.fetch = async function nativeFetch(input, init) {

@@ -114,16 +114,16 @@ test("send() is fire-and-forget: no id; its failure arrives as an error event", 
   assert.equal(errors[1].duplicateId, 4);
 });
 
-test("posts made while connecting are queued and sent once the hello arrives", async () => {
+test("posts made while connecting are queued and sent once the socket is open, before the hello", async () => {
   const env = loadBridge();
   const early = env.bridge.post("echo", "early");
   const ws = await waitFor(() => env.ws, "a socket");
-  ws.accept();
   await tick(5);
-  assert.equal(ws.sent.length, 0, "nothing is sent before the hello");
-  ws.hello();
+  assert.equal(ws.sent.length, 0, "nothing is sent before the socket is open");
+  ws.accept();
   const message = await ws.nextPost("echo");
   assert.equal(message.body, "early");
+  ws.hello();
   ws.reply(message.id, "ok");
   assert.equal(await early, "ok");
 });
