@@ -31,6 +31,24 @@ def test_hello_announces_protocol_handlers_and_limits(broker):
     assert hello["limits"]["maxMessageBytes"] > 0 and hello["limits"]["maxInFlight"] > 0
 
 
+def test_posts_sent_before_the_hello_is_read_come_after_it(make_broker):
+    # The shim sends its first posts as soon as the socket is open (bridge-js/README.md); a broker
+    # sends its hello before it reads anything, and refuses what is over its limit unrun.
+    broker = make_broker("--max-in-flight", "2")
+    connection = BridgeConnection(broker.url)
+    for post_id in (1, 2, 3):
+        connection.send_json({"type": "post", "name": "fetch", "id": post_id, "body": {"url": f"{broker.origin}/hang", "timeout": 500}})
+    kind, first = connection.receive()
+    assert kind == "text" and first["type"] == "hello"
+    assert reply_to(connection, 3)["error"]["code"] == "too_many_in_flight"
+    codes = {}
+    while len(codes) < 2:
+        kind, value = connection.receive()
+        if kind == "text" and value.get("type") == "reply":
+            codes[value["id"]] = value["error"]["code"]
+    assert codes == {1: "timeout", 2: "timeout"}
+
+
 def test_echo_and_fire_and_forget(broker):
     connection, _ = connect(broker)
     connection.send_json({"type": "post", "name": "echo"})          # no id: no reply
