@@ -29,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     var diskCapacity = 1024 * 1024 * 1024
     @Option(name: .customLong("web-root"), help: "Directory holding bridge-js/ and examples/ (default: found from the working directory).")
     var webRoot: String?
+    @Option(name: .customLong("shim-max-age"), help: "Seconds a browser may reuse /bridge.js without asking again (0: revalidate on every page load).")
+    var shimMaxAge = 0
     @Option(name: .customLong("max-message-bytes"), help: "Largest message a client may send.") var maxMessageBytes = 16 * 1024 * 1024
     @Option(name: .customLong("max-in-flight"), help: "Most posts one connection may have in flight.") var maxInFlight = 256
     @Flag(name: .customLong("diagnostic-echo"), help: "Serve the raw echo endpoint /echo (for WebSocket conformance tests).")
@@ -50,6 +52,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard demoOrigin.map({ (1...65535).contains($0) }) ?? true else { throw ValidationError("--demo-origin must be 1 to 65535") }
         guard demoLatency >= 0 else { throw ValidationError("--demo-latency must not be negative") }
+        guard shimMaxAge >= 0 else { throw ValidationError("--shim-max-age must not be negative") }
         guard preloadInterval >= 0 else { throw ValidationError("--preload-interval must not be negative") }
         if let preloadManifest, (try? FetchRequest.normalize(url: preloadManifest)) == nil {
             throw ValidationError("--preload-manifest must be an absolute http(s) URL")
@@ -71,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.memoryCapacity = memoryCapacity
         configuration.diskCapacity = diskCapacity
         configuration.diagnosticEcho = diagnosticEcho
+        configuration.shimMaxAge = shimMaxAge
         configuration.broker.maxMessageBytes = maxMessageBytes
         configuration.broker.maxInFlight = maxInFlight
         var origin: LocalOrigin?

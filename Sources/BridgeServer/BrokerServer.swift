@@ -57,6 +57,7 @@ public final class BrokerServer: Sendable {
         socket.token = configuration.token
         socket.webRoot = configuration.webRoot ?? BrokerServerConfiguration.findWebRoot()
         socket.diagnosticEcho = configuration.diagnosticEcho
+        socket.shimMaxAge = configuration.shimMaxAge
         webSocket = WebSocketServer(broker: broker, configuration: socket, logger: logger)
     }
 

@@ -24,6 +24,9 @@ public struct BrokerServerConfiguration: Sendable {
     public var diskCapacity = 1024 * 1024 * 1024
     /// The directory holding `bridge-js/` and `examples/`; nil finds the project's own.
     public var webRoot: String?
+    /// Seconds a browser may reuse `/bridge.js` without asking (`--shim-max-age`); 0 revalidates
+    /// on every load.
+    public var shimMaxAge = 0
     /// Serve the diagnostic `/echo` WebSocket endpoint.
     public var diagnosticEcho = false
     /// The protocol limits.

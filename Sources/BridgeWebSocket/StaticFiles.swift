@@ -3,9 +3,13 @@ import Foundation
 /// Maps HTTP paths to the files the broker serves: the shim and the examples.
 struct StaticFiles: Sendable {
     let root: String
+    /// Seconds a browser may reuse the shim (and its map and types) without asking again; 0 makes
+    /// it revalidate on every load (see `File.headers`).
+    let shimMaxAge: Int
 
-    init(root: String) {
+    init(root: String, shimMaxAge: Int = 0) {
         self.root = (root as NSString).standardizingPath
+        self.shimMaxAge = max(0, shimMaxAge)
     }
 
     /// A file to serve: its path, type, entity tag and extra headers.
@@ -17,11 +21,18 @@ struct StaticFiles: Sendable {
         let entityTag: String
         /// Whether any origin may read it (the shim, which pages also import as a module).
         let allowsAnyOrigin: Bool
+        /// Seconds the browser may reuse it without asking; 0 for `no-cache`.
+        let maxAge: Int
 
-        /// Header lines beside the status and type, for a 200 and for a 304 alike: `no-cache`
-        /// with an ETag, so the browser always asks and a 304 lets it reuse what it has.
+        /// Header lines beside the status and type, for a 200 and for a 304 alike. By default
+        /// `no-cache` with an ETag: the browser asks on every load and a 304 lets it reuse what it
+        /// has (and the code V8 compiled from it). With a max-age, a returning page skips that round
+        /// trip for so long, at the price of running the copy it has for up to that long after
+        /// the file changed.
         var headers: String {
-            (allowsAnyOrigin ? "access-control-allow-origin: *\r\n" : "") + "cache-control: no-cache\r\netag: \(entityTag)\r\n"
+            (allowsAnyOrigin ? "access-control-allow-origin: *\r\n" : "")
+                + (maxAge > 0 ? "cache-control: max-age=\(maxAge)\r\n" : "cache-control: no-cache\r\n")
+                + "etag: \(entityTag)\r\n"
         }
 
         /// Whether an `If-None-Match` request header names this file's current version.
@@ -48,7 +59,7 @@ struct StaticFiles: Sendable {
         if path == "/bridge.js" || path == "/bridge.js.map" || path == "/bridge.d.ts" {
             // Any page may load the shim, as a classic script or as a module (which needs CORS);
             // its source map (built with it from bridge-js/src) goes with it for DevTools.
-            return served(root + "/bridge-js" + path, allowsAnyOrigin: true)
+            return served(root + "/bridge-js" + path, allowsAnyOrigin: true, maxAge: shimMaxAge)
         }
         guard path == "/examples" || path.hasPrefix("/examples/") else { return .notFound }
         guard let decoded = path.removingPercentEncoding, !decoded.contains("\0") else { return .notFound }
@@ -59,11 +70,11 @@ struct StaticFiles: Sendable {
             guard decoded.hasSuffix("/") else { return .redirect(path + "/") }
             file += "/index.html"
         }
-        return served(file, allowsAnyOrigin: false)
+        return served(file, allowsAnyOrigin: false, maxAge: 0)
     }
 
     /// The regular file at `file` with its ETag, from one look at its attributes; else 404.
-    private func served(_ file: String, allowsAnyOrigin: Bool) -> Resolution {
+    private func served(_ file: String, allowsAnyOrigin: Bool, maxAge: Int) -> Resolution {
         // Through symbolic links, as serving the file does.
         let target = (file as NSString).resolvingSymlinksInPath
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: target),
@@ -72,7 +83,7 @@ struct StaticFiles: Sendable {
         let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         let tag = "\"\(String(size, radix: 16))-\(String(UInt64(max(0, modified * 1_000_000)), radix: 16))\""
-        return .file(File(path: file, mimeType: mimeType(file), entityTag: tag, allowsAnyOrigin: allowsAnyOrigin))
+        return .file(File(path: file, mimeType: mimeType(file), entityTag: tag, allowsAnyOrigin: allowsAnyOrigin, maxAge: maxAge))
     }
 
     private func isDirectory(_ path: String) -> Bool {

@@ -16,6 +16,9 @@ public struct WebSocketServerConfiguration: Sendable {
     public var token: String?
     /// The directory holding `bridge-js/bridge.js` and `examples/`, served over HTTP.
     public var webRoot: String?
+    /// Seconds a browser may reuse `/bridge.js` without revalidating it; 0 (the default) sends
+    /// `no-cache`, so every page load asks (a 304 when unchanged).
+    public var shimMaxAge = 0
     /// Serve the diagnostic echo endpoint `/echo`.
     public var diagnosticEcho = false
     /// Payload bytes per `lws_write` when a message is sent as fragments.
@@ -60,7 +63,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         self.broker = broker
         self.configuration = configuration
         self.logger = logger
-        self.files = configuration.webRoot.map(StaticFiles.init(root:))
+        self.files = configuration.webRoot.map { StaticFiles(root: $0, shimMaxAge: configuration.shimMaxAge) }
         self.policy = HandshakePolicy(host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
     }
 

@@ -148,6 +148,22 @@ import Testing
         // Another file has another tag: the shim's does not answer for the examples.
         #expect(try httpGet(port: harness.server.port, path: "/examples/", headers: ["If-None-Match: \(tag)"]).status == 200)
     }
+
+    @Test func withShimMaxAgeAReturningPageNeedNotAsk() async throws {
+        let harness = try await BrokerHarness.start { $0.shimMaxAge = 600 }
+        defer { Task { await harness.stop() } }
+        let shim = try httpGet(port: harness.server.port, path: "/bridge.js")
+        let headers = shim.head.lowercased().split(separator: "\r\n")
+        #expect(headers.contains("cache-control: max-age=600"))
+        let tagLine = try #require(headers.first { $0.hasPrefix("etag: ") })
+        // Once it expires, the page revalidates as before; the 304 carries the same max-age.
+        let again = try httpGet(port: harness.server.port, path: "/bridge.js", headers: ["If-None-Match: \(tagLine.dropFirst(6))"])
+        #expect(again.status == 304)
+        #expect(again.head.lowercased().contains("cache-control: max-age=600"))
+        #expect(try httpGet(port: harness.server.port, path: "/bridge.js.map").head.lowercased().contains("cache-control: max-age=600"))
+        // The examples are pages people edit: they keep asking every time.
+        #expect(try httpGet(port: harness.server.port, path: "/examples/").head.lowercased().contains("cache-control: no-cache"))
+    }
 }
 
 /// Frames collected from a listener.
