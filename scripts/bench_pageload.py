@@ -17,12 +17,18 @@ patched fetch() sends the same calls through the broker. The ways:
   shim-cold          through the shim, the broker's cache empty
   shim-preload       through the shim after `bridge-broker preload --page` of the same links page
   shim-cold-warm     the two shim ways again for a returning visitor: the browser has loaded a page
-  shim-preload-warm  with the shim three times before (its HTTP cache and V8's code cache hold it)
+  shim-preload-warm  with the shim three times before (its HTTP cache and V8's code cache hold it),
+                     which it revalidates (304) as the broker serves it with no-cache by default
+  shim-cold-maxage   the same with a broker started with --shim-max-age 3600: the browser reuses
+  shim-preload-maxage  its copy without asking
 
-Every load runs in a fresh Chromium with a new, empty profile. Before the page, its tab shows an
-empty page of the origin (no shim, no resources), and the browser opens another tab on the origin
-(the links page: with the resources for browser-seed, empty otherwise), so the browser, its
-renderer and the origin's connections are as warm in every way. The broker's cache is cleared
+One Chromium runs the whole benchmark (so its own start-up work, which on two cores takes CPU from
+a page for a second or more, is over before the first counted round), and every load runs in a
+fresh browser context of it (DevTools' Target.createBrowserContext: an empty HTTP cache, held in
+memory, and its own V8 code cache, as an incognito window has). Before the page, its tab shows an
+empty page of the origin (no shim, no resources), and the context opens another tab on the origin
+(the links page: with the resources for browser-seed, empty otherwise), so the renderer and the
+origin's connections are as warm in every way. The broker's cache is cleared
 before every load. Each round runs every way once, in an order that rotates from round to round;
 the first round is a warm-up and not counted. Times are ms after the page's navigation started:
 "loaded" when the last body has been read, "document" when the HTML had arrived, "script" when the
@@ -43,7 +49,7 @@ import sys
 import time
 
 import benchkit
-from benchkit import Browser, spread, wait_for
+from benchkit import BrowserContext, DevTools, spread, wait_for
 from headless_client import BridgeConnection
 from support import BINARY, Broker
 
@@ -58,6 +64,7 @@ class Way:
     hidden_links: bool = False
     preload: bool = False
     warm_shim: bool = False
+    shim_max_age: bool = False  # served by a broker with --shim-max-age: no revalidation of bridge.js
 
 
 WAYS = [
@@ -67,13 +74,19 @@ WAYS = [
     Way("shim-preload", "through the shim, after `bridge-broker preload --page`", "shim", preload=True),
     Way("shim-cold-warm", "through the shim, cold, shim cached (returning visitor)", "shim", warm_shim=True),
     Way("shim-preload-warm", "through the shim, after preload, shim cached (returning visitor)", "shim", preload=True, warm_shim=True),
+    Way("shim-cold-maxage", "through the shim, cold, shim cached with `--shim-max-age`", "shim", warm_shim=True, shim_max_age=True),
+    Way("shim-preload-maxage", "through the shim, after preload, shim cached with `--shim-max-age`", "shim", preload=True,
+        warm_shim=True, shim_max_age=True),
 ]
+SHIM_MAX_AGE = 3600
 
 
-class Bench:
-    def __init__(self, args):
+class Site:
+    """A broker (release build under `make bench-pageload`) with its own demo origin."""
+
+    def __init__(self, args, *options):
         self.args = args
-        self.broker = Broker("--demo-latency", str(args.latency))
+        self.broker = Broker("--demo-latency", str(args.latency), *options)
         self.client = BridgeConnection(self.broker.url)
         self.query = f"n={args.resources}&size={args.size}&max-age=600&broker={self.broker.http}"
 
@@ -82,6 +95,9 @@ class Bench:
 
     def empty(self, way):
         return self.url(way, f"n=0&broker={self.broker.http}")
+
+    def requests(self):
+        return benchkit.origin_requests(self.broker.origin, ["/cached"])
 
     def stop(self):
         self.client.sock.close()
@@ -96,50 +112,73 @@ class Bench:
         if stored != self.args.resources:
             raise RuntimeError(f"preload stored {stored} of {self.args.resources} resources: {output[-2000:]}")
 
+
+class Bench:
+    def __init__(self, args, ways):
+        self.args = args
+        self.site = Site(args)
+        # The same binary and shim, but bridge.js served with a max-age instead of no-cache.
+        self.max_age_site = Site(args, "--shim-max-age", str(SHIM_MAX_AGE)) if any(way.shim_max_age for way in ways) else None
+
+    def stop(self):
+        for site in (self.site, self.max_age_site):
+            if site:
+                site.stop()
+
+    def start_browser(self):
+        self.driver = benchkit.chromium(performance_log=self.args.profile)
+        self.devtools = DevTools(self.driver)
+
+    def stop_browser(self):
+        self.devtools.close()
+        self.driver.quit()
+
     def load(self, way):
-        """One load of the page in a fresh browser, prepared as `way` says; returns its figures."""
-        self.client.post("cache.clear", None, on_frame=lambda frame: None)
-        browser = Browser(performance_log=self.args.profile)
-        driver = browser.driver
+        """One load of the page in a fresh browser context, prepared as `way` says; returns its figures."""
+        site = self.max_age_site if way.shim_max_age else self.site
+        site.client.post("cache.clear", None, on_frame=lambda frame: None)
+        driver = self.driver
+        context = BrowserContext(driver, self.devtools)
         try:
             if way.warm_shim:
                 for _ in range(WARM_SHIM_VISITS):
-                    driver.get(self.empty("shim"))
+                    driver.get(site.empty("shim"))
                     wait_for(driver, "window.pageLoad && window.BridgeBroker && BridgeBroker.connected")
                     time.sleep(0.2)  # V8 writes the code cache after the script ran
             # The page's tab has shown a page of the origin before (without the shim), in every way.
-            driver.get(self.empty("browser"))
+            driver.get(site.empty("browser"))
             wait_for(driver, "window.pageLoad")
-            page_tab = driver.current_window_handle
-            driver.switch_to.new_window("tab")
-            before = benchkit.origin_requests(self.broker.origin, ["/cached"])
+            driver.switch_to.window(context.tab())
+            before = site.requests()
             if way.hidden_links:
-                driver.get(self.url("links"))
+                driver.get(site.url("links"))
                 wait_for(driver, f"window.preloadedLinks === {self.args.resources}")
-                answered = benchkit.origin_requests(self.broker.origin, ["/cached"]) - before
+                answered = site.requests() - before
                 if answered != self.args.resources:
                     raise RuntimeError(f"the hidden page loaded {answered} of {self.args.resources} resources from the origin")
             else:
-                driver.get(self.empty("links"))
+                driver.get(site.empty("links"))
                 wait_for(driver, "document.readyState === 'complete'")
-            driver.switch_to.window(page_tab)
+            driver.switch_to.window(context.page)
             if way.preload:
-                self.preload()
+                site.preload()
             if self.args.profile:
                 driver.get_log("performance")  # drop what came before the page
-            before = benchkit.origin_requests(self.broker.origin, ["/cached"])
-            driver.get(self.url(way.page))
+            before = site.requests()
+            driver.get(site.url(way.page))
             result = wait_for(driver, "window.pageLoad")
             if "error" in result:
                 raise RuntimeError(f"{way.name}: {result['error']}")
-            result["originRequests"] = benchkit.origin_requests(self.broker.origin, ["/cached"]) - before
+            result["originRequests"] = site.requests() - before
             if result["bytes"] != self.args.resources * self.args.size or result["bridged"] != (way.page == "shim"):
                 raise RuntimeError(f"{way.name}: the page did not load what it should: {result}")
             if self.args.profile:
-                result["phases"] = phases(driver.get_log("performance"), self.url(way.page))
+                result["phases"] = phases(driver.get_log("performance"), site.url(way.page))
+                if "first post sent" in result["phases"]:
+                    result["phases"]["document to first post"] = result["phases"]["first post sent"] - result["documentMs"]
             return result
         finally:
-            browser.quit()
+            context.close()
 
 
 def phases(log, page_url):
@@ -179,12 +218,12 @@ def phases(log, page_url):
 
 
 PHASES = ["shim requested", "shim headers", "socket requested", "socket open", "hello received",
-          "first post sent", "last post sent", "last frame received"]
+          "first post sent", "last post sent", "last frame received", "document to first post"]
 
 
 def report(args, ways, results, load_before, load_after, started):
     print(f"First load of a page of {args.resources} resources of {args.size} bytes (max-age=600), origin latency "
-          f"{args.latency} ms, headless Chromium, a fresh browser for every load; median [min-max] of {args.rounds} "
+          f"{args.latency} ms, headless Chromium, a fresh browser context for every load; median [min-max] of {args.rounds} "
           f"rounds after a warm-up round; {time.strftime('%Y-%m-%d %H:%M', time.localtime(started))}, "
           f"{time.time() - started:.0f} s; machine: {load_before} before, {load_after} after\n")
     print("| way | loaded (ms) | document | script | resources fetched | origin requests during the load |")
@@ -198,12 +237,14 @@ def report(args, ways, results, load_before, load_after, started):
     median = {way.name: statistics.median(r["loadMs"] for r in results[way.name]) for way in ways}
     print()
     for shim, browser, target in (("shim-preload", "browser-seed", 0.85), ("shim-cold", "browser-cold", 0.8),
-                                  ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8)):
+                                  ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8),
+                                  ("shim-preload-maxage", "browser-seed", 0.85), ("shim-cold-maxage", "browser-cold", 0.8)):
         if shim in median and browser in median:
             ratio = median[shim] / median[browser]
             print(f"- {shim} / {browser}: {ratio:.2f}x (target <= {target}x: {'met' if ratio <= target else 'NOT met'})")
     if args.profile:
-        print("\nMilestones from the DevTools network events (ms after the document was requested; median):\n")
+        print("\nMilestones from the DevTools network events (ms after the document was requested, the last column"
+              " after it had arrived; median):\n")
         print("| way | " + " | ".join(PHASES) + " |")
         print("|---|" + "---|" * len(PHASES))
         for way in ways:
@@ -229,9 +270,10 @@ def main():
 
     started = time.time()
     load_before = benchkit.machine_load()
-    bench = Bench(args)
+    bench = Bench(args, ways)
     results = {way.name: [] for way in ways}
     try:
+        bench.start_browser()
         for round_index in range(args.rounds + 1):
             shift = round_index % len(ways)
             for way in ways[shift:] + ways[:shift]:
@@ -240,6 +282,7 @@ def main():
                     results[way.name].append(result)
             print(f"round {round_index}{' (warm-up)' if not round_index else ''} done", flush=True, file=sys.stderr)
     finally:
+        bench.stop_browser()
         bench.stop()
     report(args, ways, results, load_before, benchkit.machine_load(), started)
 

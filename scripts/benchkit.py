@@ -2,7 +2,8 @@
 tests/browser), the demo origin's request counts, waiting for a page's result, figures as
 "median [min-max]", and a note of the machine's load.
 
-Used by bench_pageload.py, bench_preload.py and bench_shim_load.py.
+Used by bench_pageload.py, bench_preload.py and bench_shim_load.py. The two DevTools classes are
+for what Selenium's own commands cannot do (a page session may not create browser contexts).
 """
 import json
 import os
@@ -10,7 +11,6 @@ import pathlib
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 import urllib.request
 
@@ -18,6 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "examples"))
 
+import websocket  # noqa: E402  (websocket-client, installed with selenium)
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 
@@ -44,19 +45,51 @@ def browser():
     return chromium()
 
 
-class Browser:
-    """Headless Chromium with a profile of its own (a new, empty user data directory), so its HTTP
-    cache and V8 code cache start empty and live on disk as a user's do. `quit()` deletes it."""
+class DevTools:
+    """The DevTools protocol on a Selenium-driven Chromium's browser target (not a page's), for
+    what only it may do: browser contexts, tracing."""
 
-    def __init__(self, performance_log=False):
-        self.profile = tempfile.mkdtemp(prefix="bridge-bench-chromium-")
-        self.driver = chromium([f"--user-data-dir={self.profile}"], performance_log)
+    def __init__(self, driver):
+        address = driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+        with urllib.request.urlopen(f"http://{address}/json/version") as response:
+            endpoint = json.load(response)["webSocketDebuggerUrl"]
+        self.socket = websocket.create_connection(endpoint, suppress_origin=True)
+        self.next_id = 0
 
-    def quit(self):
-        try:
-            self.driver.quit()
-        finally:
-            shutil.rmtree(self.profile, ignore_errors=True)
+    def call(self, method, **params):
+        """Sends a command and returns its result (events that arrive meanwhile are dropped)."""
+        self.next_id += 1
+        self.socket.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.socket.recv())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+
+    def close(self):
+        self.socket.close()
+
+
+class BrowserContext:
+    """A fresh browser context (its own empty HTTP cache, cookies and storage, as a new profile
+    has; held in memory) in `driver`'s Chromium, with one tab the driver is switched to. `tab()`
+    opens another; `close()` disposes of the context and switches back."""
+
+    def __init__(self, driver, devtools):
+        self.driver = driver
+        self.devtools = devtools
+        self.home = driver.current_window_handle
+        self.id = devtools.call("Target.createBrowserContext")["browserContextId"]
+        self.page = self.tab()
+        driver.switch_to.window(self.page)
+
+    def tab(self):
+        return self.devtools.call("Target.createTarget", url="about:blank", browserContextId=self.id)["targetId"]
+
+    def close(self):
+        self.driver.switch_to.window(self.home)
+        self.devtools.call("Target.disposeBrowserContext", browserContextId=self.id)
 
 
 def origin_counts(origin):
