@@ -17,10 +17,11 @@ export const UPLOAD_HIGH_WATER_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 86400000;
 export const DEFAULT_QUEUE_TIMEOUT_MS = 30000;
 // Before the hello (which tells the real limits) the shim sends at most this many posts, each at
-// most this large: below what any bridge.v1 broker takes (the reference broker's defaults are 256
-// posts and 16 MiB). A refusal is not lost: the post waits for its turn again.
+// most this large (the smallest --max-message-bytes the reference broker takes, where an envelope
+// over the limit would close the connection; a GET's fetch post is a few hundred bytes). A post
+// over the broker's maxInFlight is refused unrun and waits for its turn again.
 export const EARLY_IN_FLIGHT = 32;
-export const EARLY_POST_BYTES = 64 * 1024;
+export const EARLY_POST_BYTES = 1024;
 export const DEFAULT_BACKOFF = { initial: 250, max: 30000, factor: 2 };
 export const WEBKIT_BINARY_PREFIX = "b64:";
 export const NULL_BODY_STATUSES = [101, 103, 204, 205, 304];

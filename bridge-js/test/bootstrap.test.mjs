@@ -102,7 +102,7 @@ test("too_many_in_flight after the hello still rejects", async () => {
 test("fire-and-forget posts, uploads and large posts wait for the hello, and so do the posts after them", async () => {
   const cases = {
     "fire-and-forget": (bridge) => bridge.send("log", "no id"),
-    "a post over 64 KiB": (bridge) => bridge.post("echo", "x".repeat(70 * 1024)),
+    "a post over 1 KiB": (bridge) => bridge.post("echo", "x".repeat(1100)),
     "an upload": (bridge) => bridge.fetch("http://origin.test/upload", { method: "POST", body: "abc" }),
   };
   for (const [name, make] of Object.entries(cases)) {
