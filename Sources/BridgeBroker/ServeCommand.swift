@@ -84,7 +84,8 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("cannot start the demo origin on port \(demoOrigin): \(error)")
             }
-            configuration.allowURLs.append("http://127.0.0.1:\(demoOrigin)/*")
+            // Admitted beside the rules: an allow pattern would refuse every public URL.
+            configuration.alsoAllowURLs.append("http://127.0.0.1:\(demoOrigin)/*")
             // The demo origin's own pages (the preload demo) talk to the broker too.
             configuration.allowedOrigins.append("http://127.0.0.1:\(demoOrigin)")
         }

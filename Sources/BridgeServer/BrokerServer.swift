@@ -43,7 +43,7 @@ public final class BrokerServer: Sendable {
         storeConfiguration.diskCapacity = configuration.diskCapacity
         let store = SQLiteCacheStore(configuration: storeConfiguration) { [logger] message in logger.error("\(message)") }
         cache = HTTPCache(store: store, upstream: upstream, logger: logger)
-        let rules = URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs)
+        let rules = URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs, alsoAllow: configuration.alsoAllowURLs)
         let fetch = FetchHandler(upstream: upstream, rules: rules, cache: cache)
         broker.register("fetch", fetch)
         broker.register("preload", PreloadHandler(fetch: fetch))

@@ -15,6 +15,9 @@ public struct BrokerServerConfiguration: Sendable {
     public var allowURLs: [String] = []
     /// Upstream URL globs that are refused.
     public var denyURLs: [String] = []
+    /// Upstream URL globs admitted (private addresses included) without turning the allow list
+    /// on: every other public URL stays allowed. `serve --demo-origin` adds the demo origin here.
+    public var alsoAllowURLs: [String] = []
     /// The directory for the broker's files (its SQLite database).
     public var cacheDirectory = BrokerServerConfiguration.defaultCacheDirectory
     /// Bytes of response bodies the HTTP cache keeps in memory (`--memory-capacity`).

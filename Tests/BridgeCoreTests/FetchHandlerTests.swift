@@ -99,6 +99,28 @@ import Testing
         #expect(checks.withLock { $0 } == [true, true, true, true, true])
     }
 
+    @Test func alsoAllowAdmitsItsURLsWithoutNarrowingTheRest() async throws {
+        let checks = Mutex<[String: Bool]>([:])
+        let upstream = ScriptedUpstream { request in
+            checks.withLock { $0[request.url] = request.addressAllowed("127.0.0.1") }
+            return ScriptedUpstream.response()
+        }
+        let rules = URLRules(alsoAllow: ["http://127.0.0.1:8788/*"])
+        let demo = try await run(["url": "http://127.0.0.1:8788/json"], upstream: upstream, rules: rules, id: 1)
+        #expect(demo["body"]?["status"] == 200)
+        let publicURL = try await run(["url": "http://example.com/"], upstream: upstream, rules: rules, id: 2)
+        #expect(publicURL["body"]?["status"] == 200)
+        let otherLoopback = try await run(["url": "http://127.0.0.1:9/"], upstream: upstream, rules: rules, id: 3)
+        #expect(otherLoopback["body"]?["status"] == 200)  // Reaches the adapter, whose address check refuses it:
+        #expect(checks.withLock { $0 } == ["http://127.0.0.1:8788/json": true, "http://example.com/": false, "http://127.0.0.1:9/": false])
+        // The same pattern as an allow pattern narrows: the public URL is refused before any request.
+        let narrowed = try await run(["url": "http://example.com/"], upstream: upstream, rules: URLRules(allow: ["http://127.0.0.1:8788/*"]), id: 4)
+        #expect(narrowed["error"]?["code"] == "forbidden")
+        // Deny still wins over alsoAllow.
+        let denied = try await run(["url": "http://127.0.0.1:8788/x"], upstream: upstream, rules: URLRules(deny: ["*/x"], alsoAllow: ["http://127.0.0.1:8788/*"]), id: 5)
+        #expect(denied["error"]?["code"] == "forbidden")
+    }
+
     @Test func forbiddenHeadersAreDroppedAndOthersKeptInOrder() async throws {
         let upstream = Self.okText
         _ = try await run([

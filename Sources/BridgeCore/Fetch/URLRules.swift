@@ -3,16 +3,24 @@
 /// A URL is allowed when it matches no deny pattern, matches an allow pattern if any are given,
 /// and connects only to public addresses, unless an allow pattern names it, which also admits
 /// loopback, private and link-local addresses.
+///
+/// `alsoAllow` admits URLs the same way an allow pattern does (any address) but never turns the
+/// allow list on: with only `alsoAllow` patterns, every other public URL stays allowed. It is how
+/// the broker admits what its operator configured beside the rules (the demo origin), without
+/// narrowing what else a page may reach.
 public struct URLRules: Sendable {
     /// Globs that admit a URL (and its private addresses); empty admits any public URL.
     public var allow: [String]
     /// Globs that refuse a URL.
     public var deny: [String]
+    /// Globs that admit a URL (and its private addresses) without making the allow list exclusive.
+    public var alsoAllow: [String]
 
     /// Creates rules from glob patterns where `*` matches any run of characters.
-    public init(allow: [String] = [], deny: [String] = []) {
+    public init(allow: [String] = [], deny: [String] = [], alsoAllow: [String] = []) {
         self.allow = allow
         self.deny = deny
+        self.alsoAllow = alsoAllow
     }
 
     /// What the rules say about a URL before its address is known.
@@ -31,6 +39,7 @@ public struct URLRules: Sendable {
             return .refused("\(url) matches the deny pattern \(pattern)")
         }
         if allow.contains(where: { Self.glob($0, matches: url) }) { return .anyAddress }
+        if alsoAllow.contains(where: { Self.glob($0, matches: url) }) { return .anyAddress }
         if !allow.isEmpty { return .refused("\(url) matches no allow pattern") }
         return .publicAddressesOnly
     }
