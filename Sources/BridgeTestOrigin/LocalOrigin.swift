@@ -21,6 +21,9 @@ import Synchronization
 /// - `/count`: JSON of request counts by path.
 /// - `/cached?cc=&etag=&lm=&vary=&size=`: Cache-Control, ETag, Last-Modified, Vary and 304s
 ///   for cache tests (see `OriginHandler+Cache.swift`).
+/// - `/range/N?etag=&cc=`: N pattern bytes honouring `Range`, `If-Range` and `If-None-Match`
+///   (206, 416, 304; see `OriginHandler+Range.swift`).
+/// - `/headers?status=&body=&NAME=VALUE...`: any status, body and response headers.
 /// - `/page?n=&size=&max-age=&broker=`: an HTML page with n `<link rel="preload">` resources
 ///   that loads them through the broker's shim; `/manifest?n=&size=&max-age=`: the same list as
 ///   a preload manifest (see `OriginHandler+Page.swift`).

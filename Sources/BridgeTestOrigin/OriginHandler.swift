@@ -86,6 +86,10 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             send(context, status: .ok, type: "text/plain", body: OriginRequest.gzipHello, head: request.head, extra: [("Content-Encoding", "gzip")])
         case "cached":
             respondCached(context, to: request)
+        case "range":
+            respondRange(context, to: request, length: Int(parts.dropFirst().first ?? "") ?? 0)
+        case "headers":
+            respondHeaders(context, to: request)
         case "page":
             respondPage(context, to: request)
         case "manifest":

@@ -15,7 +15,8 @@ struct CacheControlTests {
         MaxAgeCase(lines: ["max-age=60, max-age=120"], expected: 0),  // conflict in a line
         MaxAgeCase(lines: ["max-age=120", "max-age=60"], expected: 0),  // conflict across lines
         MaxAgeCase(lines: ["max-age=\"60\""], expected: 60),  // quoted
-        MaxAgeCase(lines: ["  max-age = 60  "], expected: 60),  // whitespace
+        MaxAgeCase(lines: ["  max-age=60  "], expected: 60),  // whitespace around members
+        MaxAgeCase(lines: ["  max-age = 60  "], expected: 0),  // whitespace around "=": invalid
         MaxAgeCase(lines: ["\tmax-age=60\t,public"], expected: 60),
         MaxAgeCase(lines: [",,, max-age=60 ,,"], expected: 60),  // empty members
         MaxAgeCase(lines: ["max-age=abc"], expected: 0),  // invalid → stale
@@ -49,7 +50,8 @@ struct CacheControlTests {
             "proxy-revalidate, must-understand, no-transform, Immutable, no-store, s-maxage=5",
         ])
         let d = ResponseDirectives(cc)
-        #expect(d.noCache && d.isPrivate && d.isPublic && d.mustRevalidate)
+        #expect(!d.noCache && d.isPrivate && d.isPublic && d.mustRevalidate)  // qualified only
+        #expect(d.privateFields == ["x"] && d.restrictedFields == ["set-cookie", "set-cookie2", "x"])
         #expect(d.proxyRevalidate && d.mustUnderstand && d.noTransform && d.immutable && d.noStore)
         #expect(d.hasSMaxAge && d.maxAge == nil)
         #expect(d.noCacheFields == ["set-cookie", "set-cookie2"])

@@ -8,12 +8,8 @@ struct HTTPDateTests {
         "Sun, 06 Nov 1994 08:49:37 GMT",  // IMF-fixdate
         "Sunday, 06-Nov-94 08:49:37 GMT",  // RFC 850
         "Sun Nov  6 08:49:37 1994",  // asctime
-        "Sun Nov 6 08:49:37 1994",  // asctime, single space
-        "sun, 06 nov 1994 08:49:37 gmt",  // case-insensitive
-        "Sun, 6 Nov 1994 08:49:37 GMT",  // one-digit day
-        "Sun, 06 Nov 1994 08:49:37 UTC",  // UTC accepted
-        "  Sun, 06 Nov 1994 08:49:37 GMT  ",  // surrounding whitespace
-        "Sunday, 06-Nov-1994 08:49:37 GMT",  // RFC 850 with a four-digit year
+        "  Sun, 06 Nov 1994 08:49:37 GMT  ",  // whitespace around the field value
+        "Sun, 06 Nov 1994 08:49:37 GMT\t",
     ])
     func parsesAllThreeFormats(text: String) {
         #expect(HTTPDate.parse(text) == Self.rfcExample)
@@ -27,6 +23,24 @@ struct HTTPDateTests {
         "Funday, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 94 08:49:37 GMT",
         "Sun, 06 Nov 1994 08:49:37 GMT junk", "Sun, 06 Nov 1994 8:49:37 GMT",
         "Sun Nov  6 08:49:37", "1994-11-06T08:49:37Z", "Sunday, 06-Nov-994 08:49:37 GMT",
+        // RFC 9110's grammar, exactly:
+        "Sun Nov 6 08:49:37 1994",  // asctime needs a space-padded one-digit day
+        "Sun Nov  16 08:49:37 1994",
+        "sun, 06 nov 1994 08:49:37 gmt", "Sun, 06 Nov 1994 08:49:37 gmt",  // names are case-sensitive
+        "SUN, 06 NOV 1994 08:49:37 GMT",
+        "Sun, 6 Nov 1994 08:49:37 GMT",  // one-digit day
+        "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37 +0000",  // bad zones
+        "Sun, 06 Nov 1994 08:49:37 AEST", "Sun, 06 Nov 1994 08:49:37 GMT+1",
+        "Sun,  06 Nov 1994 08:49:37 GMT", "Sun, 06  Nov 1994 08:49:37 GMT",  // extra spaces
+        "Sun, 06 Nov  1994 08:49:37 GMT", "Sun, 06 Nov 1994  08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37  GMT",
+        "Sun,06 Nov 1994 08:49:37 GMT", "Sun 06 Nov 1994 08:49:37 GMT",  // comma and space
+        "Sun, 06-Nov-1994 08:49:37 GMT", "Sun, 06-Nov-94 08:49:37 GMT",  // dashes in IMF-fixdate
+        "Sunday, 06 Nov 1994 08:49:37 GMT",  // long weekday in IMF-fixdate
+        "Sunday, 06-Nov-1994 08:49:37 GMT",  // RFC 850 takes a two-digit year only
+        "Sunday, 6-Nov-94 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 UTC",
+        "Sun, 06 Nov 94 08:49:37 GMT",  // two-digit year in IMF-fixdate
+        "Sun, 06 Nov 01994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49 GMT", "Sun, 06 Nov 1994 08.49.37 GMT",
+        "Sun, 06 Nov 1994 08:49:37 GMT, Mon, 07 Nov 1994 08:49:37 GMT",
     ])
     func rejectsInvalidDates(text: String) {
         #expect(HTTPDate.parse(text) == nil)

@@ -79,14 +79,15 @@ struct StorabilityTests {
             options: options) == .store)
     }
 
-    @Test func storageDropsHopByHopAndCookies() {
+    @Test func storageDropsHopByHopFieldsAndKeepsCookies() {
         let headers: HeaderList = [
             "Set-Cookie": "a=1", "set-cookie2": "b=2", "Connection": "close, X-Hop",
             "x-hop": "1", "keep-alive": "timeout=5", "transfer-encoding": "chunked",
             "content-type": "text/plain", "etag": "\"v\"",
         ]
         let kept = Storability.headersForStorage(headers)
-        #expect(kept.pairs == [["content-type", "text/plain"], ["etag", "\"v\""]])
+        // Cookies stay in storage (a client may ask for them) and are withheld when serving.
+        #expect(kept.pairs == [["set-cookie", "a=1"], ["set-cookie2", "b=2"], ["content-type", "text/plain"], ["etag", "\"v\""]])
     }
 
     @Test func servingNeverReplaysCookiesAndSetsAge() {

@@ -1,10 +1,14 @@
 /// The directives of all `Cache-Control` lines of a message, in order, as parsed text.
 ///
-/// Parsing is tolerant: directive names are lowercased, duplicates are all kept (within a line
-/// and across lines), values may be tokens or quoted strings (escapes removed), whitespace
-/// around names, `=` and values is skipped, and malformed pieces never throw. Interpretation
-/// (which duplicates win, what an invalid number means) is done by `ResponseDirectives` and
-/// `RequestDirectives`; unknown extension directives are kept here and ignored there.
+/// The grammar is RFC 9111 §5.2's `cache-directive = token [ "=" ( token / quoted-string ) ]`
+/// in a comma-separated list: directive names are lowercased, duplicates are all kept (within a
+/// line and across lines), values may be tokens or quoted strings (escapes removed), whitespace
+/// is allowed around list members only. A member that breaks the grammar — whitespace before or
+/// after `=` (`max-age =60`), text after a quoted string, a name followed by something that is
+/// not `=` (`max-age 5`) — is kept under its name with `isValid == false`: its interpretation
+/// (by `ResponseDirectives` and `RequestDirectives`) is the most restrictive one, e.g. an
+/// invalid `max-age` makes a response stale. Parsing never throws; unknown extension directives
+/// are kept here and ignored there.
 public struct CacheControl: Sendable, Hashable {
     /// One directive: a lowercase name and its argument, if it had `=`.
     public struct Directive: Sendable, Hashable {
@@ -14,12 +18,15 @@ public struct CacheControl: Sendable, Hashable {
         public let value: String?
         /// Whether the argument was written as a quoted string.
         public let isQuoted: Bool
+        /// Whether the member follows the grammar; an invalid one has its raw text as `value`.
+        public let isValid: Bool
 
         /// Creates a directive; the name is lowercased.
-        public init(name: String, value: String? = nil, isQuoted: Bool = false) {
+        public init(name: String, value: String? = nil, isQuoted: Bool = false, isValid: Bool = true) {
             self.name = name.lowercased()
             self.value = value
             self.isQuoted = isQuoted
+            self.isValid = isValid
         }
     }
 
@@ -39,16 +46,22 @@ public struct CacheControl: Sendable, Hashable {
     /// Whether no directive was found.
     public var isEmpty: Bool { directives.isEmpty }
 
-    /// Whether at least one directive has this name (any case).
+    /// Whether at least one directive has this name (any case), valid or not.
     public func contains(_ name: String) -> Bool {
         let key = name.lowercased()
         return directives.contains { $0.name == key }
     }
 
-    /// The arguments of every occurrence of this directive, in order (nil for "no argument").
+    /// Whether at least one occurrence of this directive breaks the grammar.
+    public func hasInvalid(_ name: String) -> Bool {
+        let key = name.lowercased()
+        return directives.contains { $0.name == key && !$0.isValid }
+    }
+
+    /// The arguments of every valid occurrence of this directive, in order (nil for "no argument").
     public func arguments(_ name: String) -> [String?] {
         let key = name.lowercased()
-        return directives.filter { $0.name == key }.map(\.value)
+        return directives.filter { $0.name == key && $0.isValid }.map(\.value)
     }
 
     /// Parses one field line into directives.
@@ -58,51 +71,68 @@ public struct CacheControl: Sendable, Hashable {
         var i = 0
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
         func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        /// Skips to the next comma outside a quoted string; returns the raw text skipped.
+        func skipMember(from start: Int) -> String {
+            var inQuotes = false
+            while i < bytes.count, inQuotes || bytes[i] != 0x2C {
+                if bytes[i] == 0x22 { inQuotes.toggle() } else if inQuotes, bytes[i] == 0x5C { i += 1 }
+                i += 1
+            }
+            return text(start..<min(i, bytes.count)).trimmingSpaces
+        }
         while i < bytes.count {
             while i < bytes.count, isSpace(bytes[i]) || bytes[i] == 0x2C { i += 1 }
+            guard i < bytes.count else { break }
             let nameStart = i
-            while i < bytes.count, bytes[i] != 0x3D, bytes[i] != 0x2C, !isSpace(bytes[i]) { i += 1 }
+            while i < bytes.count, bytes[i] != 0x3D, bytes[i] != 0x2C, bytes[i] != 0x22, !isSpace(bytes[i]) { i += 1 }
             let name = text(nameStart..<i)
+            guard !name.isEmpty else {
+                _ = skipMember(from: i)
+                continue
+            }
+            let afterName = i
             while i < bytes.count, isSpace(bytes[i]) { i += 1 }
-            var value: String?
-            var quoted = false
-            if i < bytes.count, bytes[i] == 0x3D {
+            if i == bytes.count || bytes[i] == 0x2C {
+                result.append(Directive(name: name))
+                continue
+            }
+            guard bytes[i] == 0x3D, i == afterName else {
+                // `name =value`, `name value`: whitespace or junk where only `=` may stand.
+                result.append(Directive(name: name, value: skipMember(from: afterName), isValid: false))
+                continue
+            }
+            i += 1
+            let valueStart = i
+            if i < bytes.count, bytes[i] == 0x22 {
                 i += 1
-                while i < bytes.count, isSpace(bytes[i]) { i += 1 }
-                if i < bytes.count, bytes[i] == 0x22 {
-                    quoted = true
+                var unescaped: [UInt8] = []
+                var closed = false
+                while i < bytes.count {
+                    if bytes[i] == 0x22 { closed = true; break }
+                    if bytes[i] == 0x5C, i + 1 < bytes.count { i += 1 }
+                    unescaped.append(bytes[i])
                     i += 1
-                    var unescaped: [UInt8] = []
-                    while i < bytes.count, bytes[i] != 0x22 {
-                        if bytes[i] == 0x5C, i + 1 < bytes.count { i += 1 }
-                        unescaped.append(bytes[i])
-                        i += 1
-                    }
-                    i += 1  // Closing quote (or past the end when unterminated).
-                    value = String(decoding: unescaped, as: UTF8.self)
-                    // Junk between the closing quote and the next comma makes the value invalid.
-                    let junkStart = i
-                    while i < bytes.count, bytes[i] != 0x2C { i += 1 }
-                    if i > junkStart, !text(junkStart..<i).trimmingSpaces.isEmpty {
-                        value = "\"" + (value ?? "") + "\"" + text(junkStart..<i).trimmingSpaces
-                        quoted = false
-                    }
-                } else {
-                    let valueStart = i
-                    while i < bytes.count, bytes[i] != 0x2C { i += 1 }
-                    value = text(valueStart..<i).trimmingSpaces
                 }
-            } else if i < bytes.count, bytes[i] != 0x2C {
-                // Garbage after a name without '=' (e.g. "max-age 5"): keep the name, mark it.
+                if closed { i += 1 }
                 let junkStart = i
-                while i < bytes.count, bytes[i] != 0x2C { i += 1 }
-                value = nil
-                if !name.isEmpty {
-                    result.append(Directive(name: name + " " + text(junkStart..<i).trimmingSpaces))
+                while i < bytes.count, isSpace(bytes[i]) { i += 1 }
+                if closed, i == bytes.count || bytes[i] == 0x2C {
+                    result.append(Directive(name: name, value: String(decoding: unescaped, as: UTF8.self), isQuoted: true))
+                } else {
+                    _ = skipMember(from: junkStart)
+                    result.append(Directive(name: name, value: text(valueStart..<i).trimmingSpaces, isValid: false))
                 }
                 continue
             }
-            if !name.isEmpty { result.append(Directive(name: name, value: value, isQuoted: quoted)) }
+            while i < bytes.count, bytes[i] != 0x2C, !isSpace(bytes[i]), bytes[i] != 0x22 { i += 1 }
+            let value = text(valueStart..<i)
+            while i < bytes.count, isSpace(bytes[i]) { i += 1 }
+            if !value.isEmpty, i == bytes.count || bytes[i] == 0x2C {
+                result.append(Directive(name: name, value: value))
+            } else {
+                // `name=`, `name= value`, `name=a b`: not a token.
+                result.append(Directive(name: name, value: skipMember(from: valueStart), isValid: false))
+            }
         }
         return result
     }

@@ -25,9 +25,18 @@ public enum CachePlan: Sendable, Hashable {
     public var upstreamHeaders: HeaderList {
         switch self {
         case .revalidate(let plan): return plan.modeHeaders.appending(plan.conditionalHeaders)
-        case .fetch(let plan): return plan.modeHeaders
+        case .fetch(let plan): return plan.modeHeaders.appending(plan.fill?.requestHeaders ?? HeaderList())
         case .serveStored, .fail: return HeaderList()
         }
+    }
+
+    /// The headers to send upstream for a client request with `clientHeaders`: those headers
+    /// plus `upstreamHeaders`; a partial fill replaces the client's `Range` with its own.
+    public func upstreamRequestHeaders(_ clientHeaders: HeaderList) -> HeaderList {
+        if case .fetch(let plan) = self, plan.fill != nil {
+            return clientHeaders.removing(["range", "if-range"]).appending(upstreamHeaders)
+        }
+        return clientHeaders.appending(upstreamHeaders)
     }
 
     /// Whether the forwarded request carries validators (`If-None-Match`/`If-Modified-Since`).
@@ -75,6 +84,8 @@ public struct ConditionalFetch: Sendable, Hashable {
     public var mayStore: Bool
     /// The `Cache-Status` `fwd` reason (`stale` or `request`).
     public var forward: CacheStatusEntry.Forward
+    /// The range of the stored body to serve after a 304 (the client's `Range`), nil for all.
+    public var range: ByteRangeSpec? = nil
 }
 
 /// An unconditional request to the network.
@@ -90,4 +101,28 @@ public struct NetworkFetch: Sendable, Hashable {
     public var forward: CacheStatusEntry.Forward
     /// The reply status when the network response is served (`.miss` or `.bypass`).
     public var reply: ReplyCacheStatus
+    /// The bytes a stored partial response lacks, asked for to complete it (RFC 9111 §3.4).
+    public var fill: PartialFill? = nil
+}
+
+/// A request for the bytes a stored partial response lacks, so that it and the answer combine
+/// into a larger (or whole) stored response and the client's request is served from that.
+public struct PartialFill: Sendable, Hashable {
+    /// The stored partial response.
+    public var entry: CachedResponse
+    /// What it holds: its byte span and the representation's length.
+    public var stored: ContentRange
+    /// The bytes the client wants (the whole representation when it sent no `Range`).
+    public var target: ClosedRange<Int>
+    /// Whether the client sent no `Range`: it must get a whole 200, or nothing from here.
+    public var wantsWhole: Bool
+    /// The bytes asked for upstream.
+    public var fetch: ClosedRange<Int>
+    /// The strong validator sent as `If-Range`, so that a changed representation comes whole.
+    public var ifRange: String
+
+    /// `Range` and `If-Range` for the upstream request.
+    public var requestHeaders: HeaderList {
+        ["range": "bytes=\(fetch.lowerBound)-\(fetch.upperBound)", "if-range": ifRange]
+    }
 }

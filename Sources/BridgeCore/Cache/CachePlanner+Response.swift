@@ -42,25 +42,43 @@ extension CachePlanner {
         {
             return serveOnError(entry, forward: forward, forwardStatus: status, at: responseTime)
         }
-        if status == 304, case .revalidate = plan, let entry {
+        if status == 304, case .revalidate(let fetch) = plan, let entry {
             return notModified(
                 entry, headers: headers, forward: forward, mayStore: mayStore,
-                requestTime: requestTime, responseTime: responseTime)
+                requestTime: requestTime, responseTime: responseTime, range: fetch.range)
         }
+        var fill: PartialFill?
+        if case .fetch(let fetch) = plan { fill = fetch.fill }
+        if status == 206, let fill {
+            if let combination = combine(
+                fill, headers: headers, request: request, requestTime: requestTime, responseTime: responseTime)
+            {
+                return combined(combination, forward: forward, at: responseTime)
+            }
+            // Not the part that was asked for: the client's own request goes upstream instead.
+            return ResponseDecision(
+                source: .retryUnconditionally, headers: HeaderList(), write: .none, invalidate: [],
+                status: .miss, cacheStatus: CacheStatusEntry(
+                    cacheName: name, forward: forward, forwardStatus: 206, detail: "partial-mismatch"))
+        }
+        // A response to a ranged request is stored only as a whole 200 or a storable part.
+        let ranged = fill != nil || request.headers.contains("range")
         var write = CacheWrite.none
         var ttl: Int?
         if mayStore {
-            let decision = Storability.evaluate(
-                request: request, status: status, headers: headers, options: options)
-            if decision.isStorable {
+            let storable = status == 206
+                ? partialIsStorable(request: request, headers: headers)
+                : (!ranged || status == 200)
+                    && Storability.evaluate(request: request, status: status, headers: headers, options: options).isStorable
+            if storable {
                 let stored = CachedResponse(
                     url: request.url, status: status,
                     headers: Storability.headersForStorage(headers),
-                    requestHeaders: request.headers.appending(modeHeaders),
+                    requestHeaders: request.headers.appending(modeHeaders).removing(["range", "if-range"]),
                     requestTime: requestTime, responseTime: responseTime)
                 write = .store(stored)
                 ttl = CacheStatusEntry.ttl(stored.freshness(at: responseTime, options: options).timeToLive)
-            } else if let entry, status < 500, status != 304 {
+            } else if let entry, status < 500, status != 304, !ranged, status != 206 {
                 write = .remove(entry)
             }
         }
@@ -110,7 +128,7 @@ extension CachePlanner {
     /// Handles a 304 answering a conditional request for `entry`.
     func notModified(
         _ entry: CachedResponse, headers: HeaderList, forward: CacheStatusEntry.Forward,
-        mayStore: Bool, requestTime: Double, responseTime: Double
+        mayStore: Bool, requestTime: Double, responseTime: Double, range: ByteRangeSpec?
     ) -> ResponseDecision {
         guard Validation.notModifiedApplies(to: entry, headers: headers) else {
             return ResponseDecision(
@@ -135,6 +153,28 @@ extension CachePlanner {
         for cookie in headers.values("set-cookie") { served.add("set-cookie", cookie) }
         return ResponseDecision(
             source: .stored(updated), headers: served, write: write, invalidate: [],
-            status: .revalidated, cacheStatus: cacheStatus)
+            status: .revalidated, cacheStatus: cacheStatus, range: range)
+    }
+
+    /// Serves a partial fill's combination: the union is stored, the client gets its range
+    /// (206) or the whole response (200).
+    func combined(_ combination: PartialCombination, forward: CacheStatusEntry.Forward, at time: Double)
+        -> ResponseDecision
+    {
+        let freshness = combination.entry.freshness(at: time, options: options)
+        let cacheStatus = CacheStatusEntry(
+            cacheName: options.cacheName, forward: forward, forwardStatus: 206,
+            ttl: CacheStatusEntry.ttl(freshness.timeToLive), stored: true)
+        var served = combination.entry.headers.removing(["content-range", "content-length"])
+        if let range = combination.served {
+            served.add("content-range", ContentRange(range: range, completeLength: combination.completeLength).headerValue)
+            served.add("content-length", String(range.count))
+        } else {
+            served.add("content-length", String(combination.completeLength))
+        }
+        served.add("cache-status", cacheStatus.headerValue)
+        return ResponseDecision(
+            source: .combined(combination), headers: served, write: .none, invalidate: [], status: .miss,
+            cacheStatus: cacheStatus)
     }
 }

@@ -59,16 +59,27 @@ public struct CachePlanner: Sendable {
                 modeHeaders: extra, mayStore: mayStore, fallback: nil,
                 forward: storedCandidates.isEmpty ? .uriMiss : .varyMiss, reply: .miss))
         }
+        // A single range is served from the stored body; several are served whole (200).
+        var servedRange: ByteRangeSpec?
+        if case .single(let spec) = RangeRequest(headers: request.headers) { servedRange = spec }
+        if entry.isPartial || (servedRange != nil && !entry.isRangeServable) {
+            if let plan = planRange(
+                entry: entry, request: request, mode: mode, extra: extra, mayStore: mayStore,
+                onlyIfCached: onlyIfCached)
+            {
+                return plan
+            }
+        }
         let freshness = entry.freshness(at: now, options: options)
         if mode == .forceCache || mode == .onlyIfCached {
-            return serve(entry, freshness, background: false, detail: mode.rawValue)
+            return serve(entry, freshness, background: false, detail: mode.rawValue, range: servedRange)
         }
         let outcome = evaluate(
             entry, freshness, requestDirectives, validateAlways: mode == .noCache,
             allowBackground: mode == .default)
         switch outcome {
         case .serve(let background, let detail):
-            return serve(entry, freshness, background: background, detail: detail)
+            return serve(entry, freshness, background: background, detail: detail, range: servedRange)
         case .forward(let reason):
             if onlyIfCached { return .fail(.notCached) }
             let validators = Validation.conditionalHeaders(for: entry)
@@ -79,7 +90,7 @@ public struct CachePlanner: Sendable {
             }
             return .revalidate(ConditionalFetch(
                 entry: entry, conditionalHeaders: validators, modeHeaders: extra,
-                mayStore: mayStore, forward: reason))
+                mayStore: mayStore, forward: reason, range: servedRange))
         }
     }
 
@@ -133,15 +144,16 @@ public struct CachePlanner: Sendable {
     }
 
     /// Builds a `.serveStored` plan with its `Cache-Status`.
-    func serve(_ entry: CachedResponse, _ freshness: Freshness, background: Bool, detail: String?)
-        -> CachePlan
-    {
+    func serve(
+        _ entry: CachedResponse, _ freshness: Freshness, background: Bool, detail: String?,
+        range: ByteRangeSpec? = nil
+    ) -> CachePlan {
         let fresh = freshness.isFresh
         let status = CacheStatusEntry(
             cacheName: options.cacheName, hit: true, ttl: CacheStatusEntry.ttl(freshness.timeToLive),
             detail: fresh ? nil : detail)
         return .serveStored(StoredReply(
             entry: entry, status: fresh ? .hit : .stale, freshness: freshness,
-            backgroundRevalidation: background, cacheStatus: status))
+            backgroundRevalidation: background, cacheStatus: status, range: range))
     }
 }

@@ -15,12 +15,18 @@ public struct CachePolicyOptions: Sendable, Hashable {
     /// RFC 9111 requires this of shared caches only; it is on by default because a broker may
     /// serve several principals. Turn it off for a strictly per-user cache.
     public var restrictAuthorizedResponses: Bool
+    /// How many bytes between a stored partial response and a requested range the cache
+    /// fetches too, to keep one contiguous stored span; a range farther away is fetched alone
+    /// and replaces the stored part.
+    public var partialGapLimit: Int
 
     /// Creates options; every parameter has the documented default.
     public init(
         cacheName: String = "bridge-broker", heuristicFraction: Double = 0.1,
-        heuristicCap: Double = 604_800, restrictAuthorizedResponses: Bool = true
+        heuristicCap: Double = 604_800, restrictAuthorizedResponses: Bool = true,
+        partialGapLimit: Int = 1 << 20
     ) {
+        self.partialGapLimit = partialGapLimit
         self.cacheName = cacheName
         self.heuristicFraction = heuristicFraction
         self.heuristicCap = heuristicCap

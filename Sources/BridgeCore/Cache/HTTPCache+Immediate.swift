@@ -51,11 +51,13 @@ extension HTTPCache {
             entry = candidates[0]
             template = templates.template(for: entry, options: planner.options)
             currentAge = template.currentAge(at: now)
-            guard !template.noCache, template.lifetime > currentAge else { return nil }
+            guard !template.noCache, !entry.isPartial, template.lifetime > currentAge else { return nil }
         } else {
             let request = CacheRequest(method: "GET", url: url, headers: headers)
             let plan = planner.plan(request: request, mode: mode, storedCandidates: candidates, now: now)
-            guard case .serveStored(let reply) = plan, reply.status == .hit, !reply.backgroundRevalidation else { return nil }
+            guard case .serveStored(let reply) = plan, reply.status == .hit, !reply.backgroundRevalidation, reply.range == nil,
+                  !reply.entry.isPartial
+            else { return nil }
             entry = reply.entry
             template = templates.template(for: entry, options: planner.options)
             currentAge = reply.freshness.currentAge
@@ -69,7 +71,7 @@ extension HTTPCache {
     }
 
     /// Whether a request carries nothing that changes how a stored response is chosen:
-    /// no `Cache-Control`, `Pragma` or precondition fields.
+    /// no `Cache-Control`, `Pragma`, precondition or `Range` fields.
     static func hasNoCacheDirectives(_ headers: HeaderList) -> Bool {
         headers.isEmpty || !headers.fields.contains { field in
             Self.directiveFields.contains(field.name.lowercased())
@@ -77,6 +79,6 @@ extension HTTPCache {
     }
 
     static let directiveFields: Set<String> = [
-        "cache-control", "pragma", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range",
+        "cache-control", "pragma", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range", "range",
     ]
 }

@@ -8,7 +8,7 @@ extension HTTPCache {
     ) async throws -> CachedExchange {
         defer { leader?.finishUnlessHandedOver() }
         var forwarded = request
-        forwarded.headers = request.headers.appending(plan.upstreamHeaders)
+        forwarded.headers = plan.upstreamRequestHeaders(request.headers)
         if plan.sendsConditionalRequest { counters.withLock { $0.revalidations += 1 } }
         let requestTime = clock.now()
         var response: UpstreamResponse?
@@ -35,7 +35,24 @@ extension HTTPCache {
             }
             if decision.status != .revalidated { counters.withLock { $0.hits += 1 } }
             let age = decision.headers.first("age").flatMap { Int($0) }
-            return Self.storedExchange(entry, headers: decision.headers, status: decision.status, age: age, body: body)
+            guard let range = decision.range else {
+                return Self.storedExchange(entry, headers: decision.headers, status: decision.status, age: age, body: body)
+            }
+            guard let exchange = Self.rangedExchange(entry, headers: decision.headers, status: decision.status, age: age, body: body, range: range) else {
+                await store.remove(entry)
+                return try await send(request, mode: .reload, attempt: attempt + 1)
+            }
+            return exchange
+        case .combined(let combination):
+            guard let served = response, let exchange = await combinedExchange(
+                combination, response: served, headers: decision.headers, status: decision.status,
+                key: CacheKey.primary(for: request.url), leader: leader)
+            else {
+                // The stored part went away (or no longer matches): ask for the client's request alone.
+                return try await send(request, mode: .reload, attempt: attempt + 1)
+            }
+            counters.withLock { $0.misses += 1 }
+            return exchange
         case .network:
             guard var served = response else { throw failure ?? BridgeError(.network, "\(request.url): no response") }
             if decision.status == .miss { counters.withLock { $0.misses += 1 } }

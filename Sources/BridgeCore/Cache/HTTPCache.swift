@@ -9,12 +9,17 @@ public struct CachedExchange: Sendable {
     public var status: ReplyCacheStatus
     /// The `Age` sent, in seconds, when the response came from the cache.
     public var age: Int?
+    /// The `Set-Cookie` lines stored with a response served from the cache, which its served
+    /// headers never carry; empty for a network response (its own lines are in its headers).
+    /// A client that asks for the stored cookies is given these.
+    public var storedSetCookie: [String]
 
     /// Creates an exchange result.
-    public init(response: UpstreamResponse, status: ReplyCacheStatus, age: Int? = nil) {
+    public init(response: UpstreamResponse, status: ReplyCacheStatus, age: Int? = nil, storedSetCookie: [String] = []) {
         self.response = response
         self.status = status
         self.age = age
+        self.storedSetCookie = storedSetCookie
     }
 }
 
@@ -114,6 +119,17 @@ public final class HTTPCache: Sendable {
                 guard attempt < 3 else { throw BridgeError(.notCached, "\(request.url) left the cache while being read") }
                 return try await send(request, mode: mode, attempt: attempt + 1)
             }
+            if let range = reply.range {
+                guard let exchange = Self.rangedExchange(reply.entry, headers: reply.headers, status: reply.status, age: reply.age, body: body, range: range) else {
+                    // A partial body that does not hold its span: drop it and look again.
+                    await store.remove(reply.entry)
+                    guard attempt < 3 else { throw BridgeError(.notCached, "\(request.url) left the cache while being read") }
+                    return try await send(request, mode: mode, attempt: attempt + 1)
+                }
+                counters.withLock { $0.hits += 1 }
+                if reply.backgroundRevalidation { revalidateInBackground(reply.entry, request: request) }
+                return exchange
+            }
             counters.withLock { $0.hits += 1 }
             if reply.backgroundRevalidation { revalidateInBackground(reply.entry, request: request) }
             return Self.storedExchange(reply.entry, headers: reply.headers, status: reply.status, age: reply.age, body: body)
@@ -145,7 +161,7 @@ public final class HTTPCache: Sendable {
             status: entry.status, statusText: HTTPReasonPhrase.phrase(for: entry.status), headers: headers,
             // Stored bodies are already decoded, so Content-Length does not count them.
             body: UpstreamResponseBody(decoded: true, length: body.length, next: body.next))
-        return CachedExchange(response: response, status: status, age: age)
+        return CachedExchange(response: response, status: status, age: age, storedSetCookie: entry.headers.values("set-cookie"))
     }
 
     func revalidateInBackground(_ entry: CachedResponse, request: UpstreamRequest) {

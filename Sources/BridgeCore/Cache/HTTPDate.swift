@@ -1,11 +1,15 @@
 /// Parses and formats HTTP-date values (RFC 9110 §5.6.7) as seconds since the Unix epoch.
 ///
-/// Accepts the preferred IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) and the two obsolete
-/// forms, RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
-/// Tolerated leniencies: any letter case, a one-digit day, `UTC` for `GMT`, a four-digit
-/// year in the RFC 850 form, surrounding whitespace. The weekday name must be a real one
-/// but is not checked against the date. Anything else (e.g. `0`, `-1`) parses to nil, which
-/// callers treat as "invalid" (an invalid `Expires` means already expired).
+/// Exactly the grammar of RFC 9110: the preferred IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`)
+/// and the two obsolete forms, RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`, a two-digit year) and
+/// asctime (`Sun Nov  6 08:49:37 1994`, a one-digit day padded with a space). Names are
+/// case-sensitive (`%s"Mon"`, `%s"GMT"`), separators are single spaces, the zone is `GMT` and
+/// nothing else. Anything else is invalid (nil): `0`, `-1`, `UTC` or another zone, extra or
+/// missing spaces, dashes in an IMF-fixdate, a two-digit year outside the RFC 850 form (or a
+/// four-digit one inside it), a one-digit day or hour. Callers treat invalid as the RFCs say
+/// (an invalid `Expires` means already expired). The only leniency: optional whitespace around
+/// the whole value, which is not part of a field value. The weekday must be a real one but is
+/// not checked against the date (RFC 9110 does not ask recipients to).
 public enum HTTPDate {
     /// Seconds since the epoch for `text`, or nil when it is not a valid HTTP-date.
     ///
@@ -15,13 +19,19 @@ public enum HTTPDate {
     public static func parse(_ text: String, now: Double? = nil) -> Double? {
         var scanner = DateScanner(text)
         scanner.skipSpaces()
-        guard let weekday = scanner.letters(), isWeekday(weekday) else { return nil }
+        guard let weekday = scanner.letters() else { return nil }
         let result: Double?
-        if scanner.take(",") {
-            scanner.skipSpaces()
-            result = scanner.peekDashDate() ? rfc850(&scanner, now: now) : imfFixdate(&scanner)
+        if weekdays.contains(weekday) {
+            if scanner.take(",") {
+                guard scanner.space() else { return nil }
+                result = imfFixdate(&scanner)
+            } else {
+                result = asctime(&scanner)
+            }
+        } else if fullWeekdays.contains(weekday), scanner.take(","), scanner.space() {
+            result = rfc850(&scanner, now: now)
         } else {
-            result = asctime(&scanner)
+            return nil
         }
         scanner.skipSpaces()
         return scanner.atEnd ? result : nil
@@ -44,45 +54,36 @@ public enum HTTPDate {
     static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun",
                          "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    static let fullWeekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday",
-                               "friday", "saturday"]
-
-    static func isWeekday(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return weekdays.contains { $0.lowercased() == lower } || fullWeekdays.contains(lower)
-    }
+    static let fullWeekdays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday",
+                               "Friday", "Saturday"]
 
     static func month(_ name: String?) -> Int? {
-        guard let lower = name?.lowercased() else { return nil }
-        return months.firstIndex { $0.lowercased() == lower }.map { $0 + 1 }
+        guard let name else { return nil }
+        return months.firstIndex(of: name).map { $0 + 1 }
     }
 
-    /// `06 Nov 1994 08:49:37 GMT`, after the weekday and comma.
+    /// `06 Nov 1994 08:49:37 GMT`, after `day-name "," SP`.
     static func imfFixdate(_ s: inout DateScanner) -> Double? {
-        guard let day = s.digits(1...2), s.spaces(), let month = month(s.letters()), s.spaces(),
-              let year = s.digits(4...4), s.spaces(), let time = s.time(), s.spaces(),
-              s.zone()
+        guard let day = s.digits(2), s.space(), let month = month(s.letters()), s.space(),
+              let year = s.digits(4), s.space(), let time = s.time(), s.space(), s.gmt()
         else { return nil }
         return epoch(year: year, month: month, day: day, time: time)
     }
 
-    /// `06-Nov-94 08:49:37 GMT`, after the weekday and comma.
+    /// `06-Nov-94 08:49:37 GMT`, after `day-name-l "," SP`.
     static func rfc850(_ s: inout DateScanner, now: Double?) -> Double? {
-        guard let day = s.digits(1...2), s.take("-"), let month = month(s.letters()),
-              s.take("-"), let rawYear = s.digitString(2...4), s.spaces(),
-              let time = s.time(), s.spaces(), s.zone(), rawYear.count != 3,
-              var year = Int(rawYear)
+        guard let day = s.digits(2), s.take("-"), let month = month(s.letters()), s.take("-"),
+              let year = s.digits(2), s.space(), let time = s.time(), s.space(), s.gmt()
         else { return nil }
-        if rawYear.count == 2 { year = fullYear(twoDigit: year, now: now) }
-        return epoch(year: year, month: month, day: day, time: time)
+        return epoch(year: fullYear(twoDigit: year, now: now), month: month, day: day, time: time)
     }
 
-    /// `Nov  6 08:49:37 1994`, after the weekday.
+    /// `Nov  6 08:49:37 1994` or `Nov 16 ...`, after `day-name`.
     static func asctime(_ s: inout DateScanner) -> Double? {
-        guard s.spaces(), let month = month(s.letters()), s.spaces(),
-              let day = s.digits(1...2), s.spaces(), let time = s.time(), s.spaces(),
-              let year = s.digits(4...4)
-        else { return nil }
+        guard s.space(), let month = month(s.letters()), s.space() else { return nil }
+        let day: Int?
+        if s.space() { day = s.digits(1) } else { day = s.digits(2) }
+        guard let day, s.space(), let time = s.time(), s.space(), let year = s.digits(4) else { return nil }
         return epoch(year: year, month: month, day: day, time: time)
     }
 
@@ -142,11 +143,11 @@ struct DateScanner {
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
     }
 
-    /// Consumes one or more spaces; false when there is none.
-    mutating func spaces() -> Bool {
-        let start = index
-        skipSpaces()
-        return index > start
+    /// Consumes exactly one space (`SP`); false when the next byte is not one.
+    mutating func space() -> Bool {
+        guard index < bytes.count, bytes[index] == 0x20 else { return false }
+        index += 1
+        return true
     }
 
     mutating func take(_ character: Character) -> Bool {
@@ -165,40 +166,29 @@ struct DateScanner {
         return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
     }
 
-    mutating func digitString(_ count: ClosedRange<Int>) -> String? {
-        let start = index
-        while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39,
-              index - start < count.upperBound
-        {
-            index += 1
+    /// Exactly `count` digits, not followed by another digit.
+    mutating func digits(_ count: Int) -> Int? {
+        var value = 0
+        for offset in 0..<count {
+            guard index + offset < bytes.count, bytes[index + offset] >= 0x30, bytes[index + offset] <= 0x39 else {
+                return nil
+            }
+            value = value * 10 + Int(bytes[index + offset] - 0x30)
         }
-        let length = index - start
-        if index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { return nil }
-        return count.contains(length) ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
-    }
-
-    mutating func digits(_ count: ClosedRange<Int>) -> Int? {
-        digitString(count).flatMap { Int($0) }
+        if index + count < bytes.count, bytes[index + count] >= 0x30, bytes[index + count] <= 0x39 { return nil }
+        index += count
+        return value
     }
 
     /// `HH:MM:SS`, two digits each.
     mutating func time() -> (Int, Int, Int)? {
-        guard let hour = digits(2...2), take(":"), let minute = digits(2...2), take(":"),
-              let second = digits(2...2)
+        guard let hour = digits(2), take(":"), let minute = digits(2), take(":"), let second = digits(2)
         else { return nil }
         return (hour, minute, second)
     }
 
-    /// `GMT` or `UTC`, any case.
-    mutating func zone() -> Bool {
-        guard let name = letters()?.uppercased() else { return false }
-        return name == "GMT" || name == "UTC"
-    }
-
-    /// Whether the upcoming text looks like `DD-` (the RFC 850 date form).
-    func peekDashDate() -> Bool {
-        var probe = index
-        while probe < bytes.count, bytes[probe] >= 0x30, bytes[probe] <= 0x39 { probe += 1 }
-        return probe > index && probe < bytes.count && bytes[probe] == 0x2D
+    /// `GMT`, case-sensitive.
+    mutating func gmt() -> Bool {
+        letters() == "GMT"
     }
 }

@@ -34,8 +34,8 @@ final class HitTemplate: Sendable {
             headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: entry.responseTime)
         noCache = entry.directives.noCache
         contentType = entry.headers["content-type"]
-        // As Storability.headersForServing: no cookies, one `age` field where the first one was.
-        let fields = entry.headers.removing(["set-cookie", "set-cookie2"]).fields
+        // As Storability.headersForServing: no withheld fields, one `age` field where the first one was.
+        let fields = entry.headers.removing(Storability.withheldFields(entry.headers, revalidated: false)).fields
         let ageIndex = fields.firstIndex { $0.name.lowercased() == "age" } ?? fields.count
         var before = JSONWriter(capacity: 512)
         before.appendRaw("[")

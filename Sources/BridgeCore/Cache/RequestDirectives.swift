@@ -2,7 +2,8 @@
 ///
 /// Duplicates resolve to the most restrictive value: the smallest `max-age`, the smallest
 /// `max-stale` (a valued one beats a bare one), the largest `min-fresh`. An invalid `max-age`
-/// counts as 0 (revalidate); an invalid `max-stale`, `min-fresh` or `stale-if-error` is ignored.
+/// counts as 0 (revalidate); an invalid `max-stale`, `min-fresh` or `stale-if-error` is ignored
+/// (invalid as in `CacheControl`: a bad argument, or whitespace around `=`).
 /// `Pragma: no-cache` counts as `no-cache` only when the request has no `Cache-Control` line
 /// (RFC 9111 §5.4).
 public struct RequestDirectives: Sendable, Hashable {
@@ -40,8 +41,8 @@ public struct RequestDirectives: Sendable, Hashable {
     /// Interprets the `Cache-Control` and `Pragma` lines of request headers.
     public init(headers: HeaderList) {
         let cc = CacheControl(headers: headers)
-        let maxAges = cc.arguments("max-age")
-        maxAge = maxAges.isEmpty ? nil : maxAges.map { $0.flatMap(DeltaSeconds.parse) ?? 0 }.min()
+        let maxAges = cc.arguments("max-age").map { $0.flatMap(DeltaSeconds.parse) ?? 0 } + (cc.hasInvalid("max-age") ? [0] : [])
+        maxAge = maxAges.min()
         var stale: MaxStale?
         for argument in cc.arguments("max-stale") {
             let next: MaxStale

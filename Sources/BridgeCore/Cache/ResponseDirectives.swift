@@ -1,26 +1,36 @@
 /// The response `Cache-Control` directives as a private cache interprets them.
 ///
 /// Decisions where RFC 9111 leaves room (see §4.2.1 "either the first occurrence should be used
-/// or the response should be considered stale"):
-/// - `max-age`: an invalid argument (non-digits, sign, fraction, missing) or conflicting
-///   duplicates (different values, within or across lines) make the response stale (0).
-///   Identical duplicates are fine. Values above 2^31 are clamped to 2^31.
+/// or the response should be considered stale"; "the most restrictive directive should be
+/// honored"; invalid freshness information is "encouraged" to mean stale):
+/// - `max-age`: an invalid occurrence (non-digits, sign, fraction, missing argument, whitespace
+///   around `=`) or conflicting duplicates (different values, within or across lines) make the
+///   response stale (0). Identical duplicates are fine. Values above 2^31 are clamped to 2^31.
 /// - `stale-while-revalidate` / `stale-if-error`: invalid occurrences are ignored; of several
 ///   valid ones the smallest (most restrictive) wins.
-/// - `no-cache="field"` (qualified) is treated exactly like unqualified `no-cache`: always
-///   revalidate, as browsers do. The field names are still exposed in `noCacheFields`.
+/// - `no-cache="field, ..."` (qualified, RFC 9111 §5.2.2.4): the response is served from
+///   storage without revalidation, but without the named fields (`noCacheFields`); after a
+///   revalidation they are served. Unqualified `no-cache` — or an invalid one, or a qualified one
+///   with an empty list — means always revalidate (`noCache`), and wins over qualified ones.
+/// - `private="field, ..."` (qualified, §5.2.2.7) restricts only a shared cache by the RFC; the
+///   broker may serve several apps, so it treats the named fields like qualified `no-cache`:
+///   never replayed from storage without revalidation (`privateFields`). Unqualified `private`
+///   does not restrict a private cache.
 /// - `s-maxage` and `proxy-revalidate` are shared-cache directives: parsed, never used for
 ///   freshness (only `s-maxage`'s presence matters, for the Authorization storage rule).
-/// - `private` (qualified or not) does not restrict a private cache.
+/// - Boolean directives count even when written invalidly (`no-store =1` is `no-store`).
 public struct ResponseDirectives: Sendable, Hashable {
     /// `max-age` in seconds; nil when absent, 0 when invalid or conflicting.
     public var maxAge: Double?
     /// Whether `s-maxage` appears (ignored for freshness in a private cache).
     public var hasSMaxAge: Bool
-    /// Whether `no-cache` appears, qualified or not.
+    /// Whether the response must be revalidated before every reuse: unqualified `no-cache`
+    /// (or an invalid or empty qualified one).
     public var noCache: Bool
-    /// The field names listed by qualified `no-cache="..."`, lowercase.
+    /// The field names listed by valid qualified `no-cache="..."`, lowercase.
     public var noCacheFields: [String]
+    /// The field names listed by valid qualified `private="..."`, lowercase.
+    public var privateFields: [String]
     /// Whether `no-store` appears.
     public var noStore: Bool
     /// Whether `private` appears.
@@ -46,7 +56,9 @@ public struct ResponseDirectives: Sendable, Hashable {
     public init(_ cacheControl: CacheControl) {
         let cc = cacheControl
         let maxAges = cc.arguments("max-age")
-        if maxAges.isEmpty {
+        if cc.hasInvalid("max-age") {
+            maxAge = 0
+        } else if maxAges.isEmpty {
             maxAge = nil
         } else {
             let parsed = maxAges.map { $0.flatMap(DeltaSeconds.parse) }
@@ -54,9 +66,11 @@ public struct ResponseDirectives: Sendable, Hashable {
             maxAge = parsed.allSatisfy { $0 != nil && $0 == first } ? first : 0
         }
         hasSMaxAge = cc.contains("s-maxage")
-        noCache = cc.contains("no-cache")
-        noCacheFields = cc.arguments("no-cache").compactMap { $0 }
-            .flatMap { HeaderList.splitList($0) }.map { $0.lowercased() }
+        let noCacheArguments = cc.arguments("no-cache")
+        noCacheFields = ResponseDirectives.fieldNames(noCacheArguments)
+        noCache = cc.hasInvalid("no-cache")
+            || noCacheArguments.contains { $0 == nil || ResponseDirectives.fieldNames([$0]).isEmpty }
+        privateFields = ResponseDirectives.fieldNames(cc.arguments("private"))
         noStore = cc.contains("no-store")
         isPrivate = cc.contains("private")
         isPublic = cc.contains("public")
@@ -72,6 +86,15 @@ public struct ResponseDirectives: Sendable, Hashable {
     /// Interprets the `Cache-Control` lines of response headers.
     public init(headers: HeaderList) {
         self.init(CacheControl(headers: headers))
+    }
+
+    /// The fields a stored response must not serve without revalidation (qualified `no-cache`
+    /// and `private`), lowercase.
+    public var restrictedFields: Set<String> { Set(noCacheFields).union(privateFields) }
+
+    /// The lowercase field names listed by qualified arguments (nil arguments list none).
+    static func fieldNames(_ arguments: [String?]) -> [String] {
+        arguments.compactMap { $0 }.flatMap { HeaderList.splitList($0) }.map { $0.lowercased() }.filter { !$0.isEmpty }
     }
 
     /// The smallest valid delta-seconds among the arguments, or nil when none is valid.

@@ -85,14 +85,17 @@ public enum Storability {
         return .store
     }
 
-    /// Header fields never written to storage: hop-by-hop fields (RFC 9111 §3.1) and cookies.
+    /// Header fields never written to storage: hop-by-hop fields (RFC 9111 §3.1).
     ///
-    /// `Set-Cookie`/`Set-Cookie2` are dropped so they can never be replayed from the cache.
+    /// `Set-Cookie` is stored intact (a headless client may ask for it, see
+    /// `CachedExchange.withheldSetCookie`) and withheld when serving (`servedCookieFields`).
     public static let unstoredFields: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
         "upgrade", "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
-        "set-cookie", "set-cookie2",
     ]
+
+    /// The cookie fields kept in storage but never replayed to a client by default.
+    public static let cookieFields: Set<String> = ["set-cookie", "set-cookie2"]
 
     /// The response headers to store: without `unstoredFields` and fields named in `Connection`.
     public static func headersForStorage(_ headers: HeaderList) -> HeaderList {
@@ -100,12 +103,15 @@ public enum Storability {
         return headers.removing(unstoredFields.union(named))
     }
 
-    /// Stored headers prepared for a client: `Set-Cookie`/`Set-Cookie2` removed, `Age` set.
-    ///
-    /// Never replays cookies, whatever the storage holds; `no-cache="set-cookie"` therefore
-    /// needs no special case (and qualified `no-cache` revalidates anyway).
-    public static func headersForServing(_ stored: HeaderList, age: Int) -> HeaderList {
-        var headers = stored.removing(["set-cookie", "set-cookie2"])
+    /// The stored fields a client is not given: cookies always, and the fields named by
+    /// qualified `no-cache`/`private` unless the response was just revalidated.
+    public static func withheldFields(_ stored: HeaderList, revalidated: Bool) -> Set<String> {
+        revalidated ? cookieFields : cookieFields.union(ResponseDirectives(headers: stored).restrictedFields)
+    }
+
+    /// Stored headers prepared for a client: `withheldFields` removed, `Age` set.
+    public static func headersForServing(_ stored: HeaderList, age: Int, revalidated: Bool = false) -> HeaderList {
+        var headers = stored.removing(withheldFields(stored, revalidated: revalidated))
         headers.set("age", String(age))
         return headers
     }

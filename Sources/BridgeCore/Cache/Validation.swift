@@ -71,7 +71,8 @@ public enum Validation {
     ///
     /// `Content-Length` (RFC 9111 §3.2 MUST NOT), and fields describing the stored body that a
     /// user-agent cache keeps as received (§3.2 allows this): `Content-Type`,
-    /// `Content-Encoding`, `Content-Range`; plus everything never stored and `Set-Cookie`.
+    /// `Content-Encoding`, `Content-Range`; plus everything never stored. A 304's `Set-Cookie`
+    /// replaces the stored one, as any other field does.
     public static let fieldsNotUpdated: Set<String> = Storability.unstoredFields.union(
         ["content-length", "content-type", "content-encoding", "content-range"])
 
