@@ -19,8 +19,8 @@ def broker():
 def make_broker():
     started = []
 
-    def make(*args):
-        instance = Broker(*args)
+    def make(*args, **kwargs):
+        instance = Broker(*args, **kwargs)
         started.append(instance)
         return instance
 

@@ -18,9 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("allow-origin"), help: "Allow WebSocket connections from this page origin (repeatable; * allows any).")
     var allowOrigins: [String] = []
     @Option(help: "Require this token (query ?token= or Authorization: Bearer).") var token: String?
-    @Option(name: .customLong("allow-url"), help: "Allow upstream URLs matching this glob, private addresses included (repeatable).")
-    var allowURLs: [String] = []
-    @Option(name: .customLong("deny-url"), help: "Refuse upstream URLs matching this glob (repeatable).") var denyURLs: [String] = []
+    @OptionGroup var upstream: UpstreamOptions
     @Option(name: .customLong("cache-dir"), help: "Directory for the broker's files (default: $XDG_CACHE_HOME/bridge-broker).")
     var cacheDirectory: String?
     @Option(name: .customLong("memory-capacity"), help: "Bytes of response bodies the HTTP cache keeps in memory.")
@@ -67,8 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.allowedOrigins = allowOrigins
         configuration.token = token
-        configuration.allowURLs = allowURLs
-        configuration.denyURLs = denyURLs
+        try upstream.apply(to: &configuration)
         if let cacheDirectory { configuration.cacheDirectory = cacheDirectory }
         configuration.webRoot = webRoot
         configuration.memoryCapacity = memoryCapacity
@@ -101,7 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
               shim       http://\(host):\(server.port)/bridge.js
               examples   http://\(host):\(server.port)/examples/
               cache dir  \(configuration.cacheDirectory)
-            \(origin.map { "  demo origin http://127.0.0.1:\($0.port)/ (latency \(demoLatency) ms)\n" } ?? "")
+            \(configuration.upstreamProxy.map { "  upstream   via \($0)\($0.noProxy.isEmpty ? "" : " (not for \($0.noProxy.joined(separator: ", ")))")\n" } ?? "")            \(origin.map { "  demo origin http://127.0.0.1:\($0.port)/ (latency \(demoLatency) ms)\n" } ?? "")
             """
         // Written unbuffered so that scripts waiting for the banner see it at once.
         FileHandle.standardOutput.write(Data(banner.utf8))

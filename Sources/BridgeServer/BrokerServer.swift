@@ -37,7 +37,7 @@ public final class BrokerServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         broker = Broker(configuration: configuration.broker, logger: logger)
-        upstream = HTTPUpstreamClient(logger: logger)
+        upstream = HTTPUpstreamClient(proxy: configuration.upstreamProxy, logger: logger)
         var storeConfiguration = SQLiteCacheStoreConfiguration(directory: configuration.cacheDirectory)
         storeConfiguration.memoryCapacity = configuration.memoryCapacity
         storeConfiguration.diskCapacity = configuration.diskCapacity

@@ -18,6 +18,9 @@ public struct BrokerServerConfiguration: Sendable {
     /// Upstream URL globs admitted (private addresses included) without turning the allow list
     /// on: every other public URL stays allowed. `serve --demo-origin` adds the demo origin here.
     public var alsoAllowURLs: [String] = []
+    /// The proxy every upstream request goes through (`--upstream-proxy`, `--no-proxy`); nil
+    /// connects directly. See `UpstreamProxy` for the forms and what is checked where.
+    public var upstreamProxy: UpstreamProxy?
     /// The directory for the broker's files (its SQLite database).
     public var cacheDirectory = BrokerServerConfiguration.defaultCacheDirectory
     /// Bytes of response bodies the HTTP cache keeps in memory (`--memory-capacity`).

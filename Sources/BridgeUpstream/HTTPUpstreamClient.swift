@@ -14,21 +14,29 @@ import Synchronization
 /// It resolves host names itself, asks the request's `addressAllowed` about each address, and
 /// connects only to an allowed one (through AsyncHTTPClient's `dnsOverride`, so TLS still checks
 /// the certificate against the host name).
+///
+/// With an `UpstreamProxy`, requests to hosts it does not bypass go through it (see
+/// `HTTPUpstreamClient+Proxy.swift` for what is checked where).
 public final class HTTPUpstreamClient: UpstreamClient {
-    private let group: any EventLoopGroup
+    let group: any EventLoopGroup
     private let logger: Logger
-    private let resolver: HostResolver
+    let resolver: HostResolver
+    /// The proxy upstream requests go through, if any.
+    public let proxy: UpstreamProxy?
+    let forwarder: ForwardProxyClient?
     // Clients are made on first use: AsyncHTTPClient traps if one is released unshut.
     private let clients = Mutex<ClientCache>(ClientCache())
 
     /// The most pinned clients kept; the least recently used is shut down beyond it.
     static let maxPinnedClients = 64
 
-    /// Creates the client on the shared event loop group.
-    public init(logger: Logger = Logger(label: "bridge.upstream")) {
+    /// Creates the client on the shared event loop group, sending through `proxy` if given.
+    public init(proxy: UpstreamProxy? = nil, logger: Logger = Logger(label: "bridge.upstream")) {
         self.group = MultiThreadedEventLoopGroup.singleton
         self.logger = logger
         self.resolver = HostResolver()
+        self.proxy = proxy
+        self.forwarder = proxy.flatMap { $0.kind == .http ? ForwardProxyClient(proxy: $0, group: MultiThreadedEventLoopGroup.singleton) : nil }
     }
 
     /// Shuts down every pooled connection.
@@ -40,8 +48,11 @@ public final class HTTPUpstreamClient: UpstreamClient {
         for client in all { try? await client.shutdown() }
     }
 
-    static func makeClient(group: any EventLoopGroup, dnsOverride: [String: String]) -> HTTPClient {
+    static func makeClient(
+        group: any EventLoopGroup, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil
+    ) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
+        configuration.proxy = proxy
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .enabled(limit: .none)
         configuration.timeout = .init(connect: .seconds(15), read: nil)
@@ -59,8 +70,16 @@ public final class HTTPUpstreamClient: UpstreamClient {
         }
         // An IPv6 literal comes bracketed ("[::1]").
         let host = rawHost.hasPrefix("[") && rawHost.hasSuffix("]") ? String(rawHost.dropFirst().dropLast()) : rawHost
+        let secure = components.scheme?.lowercased() == "https"
+        if let proxy, !proxy.bypasses(host: host, port: components.port ?? (secure ? 443 : 80)) {
+            return try await sendThroughProxy(request, proxy: proxy, host: host, port: components.port, secure: secure)
+        }
         let client = try await pinnedClient(for: host, allowed: request.addressAllowed)
+        return try await execute(request, on: client)
+    }
 
+    /// Sends `request` on `client` and wraps the response.
+    func execute(_ request: UpstreamRequest, on client: HTTPClient) async throws -> UpstreamResponse {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
@@ -106,8 +125,13 @@ public final class HTTPUpstreamClient: UpstreamClient {
             }
             (key, override) = ("\(host)|\(address)", [host: address])
         }
+        return client(key: key, dnsOverride: override)
+    }
+
+    /// The pooled client for `key`, made with these settings on first use.
+    func client(key: String, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil) -> HTTPClient {
         let (client, evicted) = clients.withLock { cache in
-            cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: override) }
+            cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: dnsOverride, proxy: proxy) }
         }
         if let evicted { Task { try? await evicted.shutdown() } }
         return client

@@ -9,6 +9,11 @@ extension HTTPCache {
         defer { leader?.finishUnlessHandedOver() }
         var forwarded = request
         forwarded.headers = plan.upstreamRequestHeaders(request.headers)
+        // Byte positions are the representation's: a ranged request asks for no content coding
+        // (the upstream adapter would otherwise offer gzip, and a coded part cannot be decoded alone).
+        if forwarded.headers.contains("range"), !forwarded.headers.contains("accept-encoding") {
+            forwarded.headers.add("accept-encoding", "identity")
+        }
         if plan.sendsConditionalRequest { counters.withLock { $0.revalidations += 1 } }
         let requestTime = clock.now()
         var response: UpstreamResponse?

@@ -38,7 +38,8 @@ struct FetchExchange: Sendable {
             let anyAddress = verdict == .anyAddress
             let upstreamRequest = UpstreamRequest(
                 url: url, method: method, headers: headers, body: try upstreamBody(body), deadline: deadline,
-                addressAllowed: { address in anyAddress || (IPAddress(address)?.isPublic ?? false) }
+                addressAllowed: { address in anyAddress || (IPAddress(address)?.isPublic ?? false) },
+                anyAddressAllowed: anyAddress
             )
             trace.connecting(url: url)
             let exchange = try await handler.exchange(upstreamRequest, mode: request.cache)

@@ -23,12 +23,17 @@ public struct UpstreamRequest: Sendable {
     public var deadline: ContinuousClock.Instant
     /// Whether the broker may connect to this textual IP address.
     public var addressAllowed: @Sendable (String) -> Bool
+    /// Whether an allow pattern names the URL, so `addressAllowed` admits every address: an
+    /// adapter may then leave the name to a proxy instead of resolving it.
+    public var anyAddressAllowed: Bool
 
     /// Creates a request.
     public init(
         url: String, method: String = "GET", headers: HeaderList = HeaderList(), body: UpstreamRequestBody = .none,
-        deadline: ContinuousClock.Instant, addressAllowed: @escaping @Sendable (String) -> Bool = { _ in true }
+        deadline: ContinuousClock.Instant, addressAllowed: @escaping @Sendable (String) -> Bool = { _ in true },
+        anyAddressAllowed: Bool = false
     ) {
+        self.anyAddressAllowed = anyAddressAllowed
         self.url = url
         self.method = method
         self.headers = headers
