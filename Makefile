@@ -3,7 +3,7 @@ SWIFT ?= swift
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor bench bench-preload bench-pageload bench-shim conformance host-app clean
+.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet bench bench-preload bench-pageload bench-shim bench-fleet conformance host-app clean
 
 deps:
 	@scripts/install-deps.sh
@@ -32,12 +32,12 @@ host-app: deps
 test-deps:
 	@scripts/install-test-deps.sh
 
-## Every test: Swift unit and integration tests, the shim's node tests, the protocol client tests
-## and the browser tests in headless Chromium.
+## Every test: Swift unit and integration tests, the shim's node tests, the protocol client tests,
+## the browser tests in headless Chromium, and two brokers sharing a real squid.
 test: test-deps test-shim
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/swift-test.sh
-	$(MAKE) --no-print-directory test-js test-protocol test-browser test-monitor
+	$(MAKE) --no-print-directory test-js test-protocol test-browser test-monitor test-fleet
 
 test-swift: deps
 	$(SWIFT) test
@@ -50,7 +50,7 @@ test-js: bridge-js/bridge.js
 test-shim:
 	python3 -m pytest -q tests/shim
 
-test-protocol test-browser test-monitor: build
+test-protocol test-browser test-monitor test-fleet: build
 	python3 -m pytest -q tests/$(subst test-,,$@)
 
 bench: deps
@@ -71,6 +71,11 @@ bench-pageload: test-deps bridge-js/bridge.js
 ## The shim's size and its load-to-evaluated time in headless Chromium, against other builds (ARGS='--rev REV').
 bench-shim: test-deps
 	python3 scripts/bench_shim_load.py $(ARGS)
+
+## A second broker's first load of the demo page, without and with squid as a shared tier (docs/FLEET.md).
+bench-fleet: test-deps
+	$(SWIFT) build -c release --product bridge-broker
+	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_fleet.py $(ARGS)
 
 conformance: build
 	scripts/autobahn.sh

@@ -30,7 +30,7 @@ import Synchronization
 /// - `/pageload?way=browser|shim|links&n=&size=&max-age=&broker=`: the page-load benchmark's
 ///   pages: the same page code with the browser's networking or the shim's, and the hidden page
 ///   of `<link rel="preload">` tags (see `OriginHandler+PageLoad.swift`).
-/// Every response gets `latency` of delay first.
+/// Every response gets `latency` of delay first, and a `Date` header unless it sets its own.
 public final class LocalOrigin: Sendable {
     /// The port it listens on.
     public let port: Int
@@ -49,6 +49,7 @@ public final class LocalOrigin: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(DateHeaderHandler())
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(counts: counts, latency: latency))
                 }
             }

@@ -1,14 +1,17 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 
 extension OriginHandler {
     /// The resources of the demo page and manifest: `n` cacheable `/cached` bodies of `size`
-    /// bytes, fresh for `max-age` seconds, as relative URLs.
+    /// bytes, fresh for `max-age` seconds, as relative URLs; `v` is added to each, so that a
+    /// benchmark round can ask for URLs no cache has seen.
     static func demoResources(_ query: [String: String]) -> [String] {
         let count = min(1000, max(0, Int(query["n"] ?? "") ?? 30))
         let size = max(0, Int(query["size"] ?? "") ?? 4096)
         let maxAge = max(0, Int(query["max-age"] ?? "") ?? 600)
-        return (1...max(1, count)).prefix(count).map { "/cached?cc=max-age%3D\(maxAge)&size=\(size)&r=\($0)" }
+        let version = query["v"].map { "&v=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") } ?? ""
+        return (1...max(1, count)).prefix(count).map { "/cached?cc=max-age%3D\(maxAge)&size=\(size)&r=\($0)\(version)" }
     }
 
     /// `/page?n=30&size=4096&max-age=600&broker=http://127.0.0.1:8787[&page-cc=max-age%3D60]`: an

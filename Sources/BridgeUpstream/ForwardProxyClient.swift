@@ -79,17 +79,26 @@ struct ForwardProxyClient: Sendable {
                 head.headers.add(name: "Transfer-Encoding", value: "chunked")
             }
         }
-        try await channel.writeAndFlush(HTTPClientRequestPart.head(head))
-        switch request.body {
-        case .none: break
-        case .bytes(let bytes):
-            try await channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: bytes))))
-        case .stream(_, let next):
-            while let chunk = try await next() {
-                try await channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: chunk))))
+        // The head is flushed with the first body part or the end, so a proxy that answers at
+        // once (a cache hit) has the whole request first.
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        do {
+            switch request.body {
+            case .none: break
+            case .bytes(let bytes):
+                try await channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: bytes))))
+            case .stream(_, let next):
+                while let chunk = try await next() {
+                    try await channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: chunk))))
+                }
             }
+            try await channel.writeAndFlush(HTTPClientRequestPart.end(nil))
+        } catch let error as BridgeError {
+            throw error
+        } catch {
+            // The proxy may answer (and close) before it read the whole body, e.g. to refuse it:
+            // its response, if any, is the answer.
         }
-        try await channel.writeAndFlush(HTTPClientRequestPart.end(nil))
         channel.read()
         let responseHead = try await handler.head.futureResult.get()
         var headers = HeaderList()

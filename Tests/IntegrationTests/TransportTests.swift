@@ -8,7 +8,9 @@ import Testing
     @Test func listensOnLoopbackOnly() async throws {
         let harness = try await BrokerHarness.start()
         defer { Task { await harness.stop() } }
-        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        // Read to the end: /proc files report size 0, and a one-shot read can stop after the
+        // first page, missing the listener when many sockets are open (the tests run in parallel).
+        let table = String(decoding: try #require(FileHandle(forReadingAtPath: "/proc/net/tcp")).readDataToEndOfFile(), as: UTF8.self)
         let port = String(format: "%04X", harness.server.port)
         let listening = table.split(separator: "\n").dropFirst().filter { line in
             let fields = line.split(separator: " ")
@@ -16,7 +18,7 @@ import Testing
         }
         #expect(listening.count == 1)
         #expect(listening.first.map { $0.split(separator: " ")[1] == "0100007F:\(port)" } == true, "listening sockets: \(listening)")
-        let table6 = (try? String(contentsOfFile: "/proc/net/tcp6", encoding: .utf8)) ?? ""
+        let table6 = FileHandle(forReadingAtPath: "/proc/net/tcp6").map { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) } ?? ""
         #expect(!table6.contains(":\(port) "), "no IPv6 listener")
     }
 
