@@ -22,6 +22,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("cache-mode"), help: "Fetch cache modes: no-store, default (repeatable; default both).") var cacheModes: [String] = []
     @Option(help: ArgumentHelp("Fetch side to run alone (direct or broker), for profiling one side.", visibility: .hidden)) var side: String?
     @Option(name: .customLong("in-flight"), help: "Fetch requests in flight (repeatable; default 1 and 8).") var inFlight: [Int] = []
+    @Flag(name: .customLong("no-metrics"), help: "Run the broker without /metrics and its counting, to measure what they cost.")
+    var noMetrics = false
 
     func validate() throws {
         for name in only where !["echo", "fetch", "cache"].contains(name) {
@@ -42,12 +44,12 @@ struct BenchCommand: AsyncParsableCommand {
     // later section fails.
     func run() async throws {
         let cacheDirectory = NSTemporaryDirectory() + "bridge-bench-\(getpid())"
-        let server = try startBenchServer(cacheDirectory: cacheDirectory)
+        let server = try startBenchServer(cacheDirectory: cacheDirectory, metrics: !noMetrics)
         let bare = BareEchoServer()
         try bare.start()
         let origin = try await LocalOrigin.start()
         StandardOutput.line("# bridge-broker bench\n")
-        StandardOutput.line("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians.\n")
+        StandardOutput.line("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians; metrics \(noMetrics ? "off" : "on").\n")
         if wants("echo") { try await echo(server: server, bare: bare) }
         if wants("fetch") { try await fetch(server: server, origin: origin) }
         if wants("cache") {

@@ -33,6 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-in-flight"), help: "Most posts one connection may have in flight.") var maxInFlight = 256
     @Flag(name: .customLong("diagnostic-echo"), help: "Serve the raw echo endpoint /echo (for WebSocket conformance tests).")
     var diagnosticEcho = false
+    @Flag(name: .customLong("no-metrics"), help: "Serve no /metrics and count nothing for it.") var noMetrics = false
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error.") var logLevel = "info"
     @Option(name: .customLong("demo-origin"), help: "Also run the demo origin (a local test server for the examples) on this port, and allow it.")
     var demoOrigin: Int?
@@ -72,6 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.diskCapacity = diskCapacity
         configuration.diagnosticEcho = diagnosticEcho
         configuration.shimMaxAge = shimMaxAge
+        configuration.metrics = !noMetrics
         configuration.broker.maxMessageBytes = maxMessageBytes
         configuration.broker.maxInFlight = maxInFlight
         var origin: LocalOrigin?
@@ -92,14 +94,19 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let banner = """
-            bridge-broker \(BrokerConfiguration.version) listening on http://\(host):\(server.port)
-              WebSocket  \(server.bridgeURL)
-              shim       http://\(host):\(server.port)/bridge.js
-              examples   http://\(host):\(server.port)/examples/
-              cache dir  \(configuration.cacheDirectory)
-            \(configuration.upstreamProxy.map { "  upstream   via \($0)\($0.noProxy.isEmpty ? "" : " (not for \($0.noProxy.joined(separator: ", ")))")\n" } ?? "")            \(origin.map { "  demo origin http://127.0.0.1:\($0.port)/ (latency \(demoLatency) ms)\n" } ?? "")
-            """
+        var lines = [
+            "bridge-broker \(BrokerConfiguration.version) listening on http://\(host):\(server.port)",
+            "  WebSocket  \(server.bridgeURL)",
+            "  shim       http://\(host):\(server.port)/bridge.js",
+            "  examples   http://\(host):\(server.port)/examples/",
+        ]
+        if !noMetrics { lines.append("  metrics    http://\(host):\(server.port)/metrics") }
+        lines.append("  cache dir  \(configuration.cacheDirectory)")
+        if let proxy = configuration.upstreamProxy {
+            lines.append("  upstream   via \(proxy)" + (proxy.noProxy.isEmpty ? "" : " (not for \(proxy.noProxy.joined(separator: ", ")))"))
+        }
+        if let origin { lines.append("  demo origin http://127.0.0.1:\(origin.port)/ (latency \(demoLatency) ms)") }
+        let banner = lines.joined(separator: "\n") + "\n"
         // Written unbuffered so that scripts waiting for the banner see it at once.
         FileHandle.standardOutput.write(Data(banner.utf8))
         if let preloadManifest {

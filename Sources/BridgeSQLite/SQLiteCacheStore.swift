@@ -211,6 +211,11 @@ public final class SQLiteCacheStore: CacheStore {
     }
 
     public func stats() async -> CacheStoreStats {
+        statsWithoutWaiting() ?? CacheStoreStats()
+    }
+
+    /// The statistics, from the counters the store keeps in memory.
+    public func statsWithoutWaiting() -> CacheStoreStats? {
         var stats = CacheStoreStats()
         (stats.memoryEntries, stats.memoryBytes) = memory.withLock { ($0.count, $0.totalCost) }
         stats.memoryCapacity = configuration.memoryCapacity

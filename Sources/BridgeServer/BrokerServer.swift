@@ -29,6 +29,9 @@ public final class BrokerServer: Sendable {
     let webSocket: WebSocketServer
     /// The HTTP cache every fetch goes through.
     public let cache: HTTPCache
+    /// The metrics `/metrics` serves (nil when `configuration.metrics` is off); a host may add
+    /// its own to `metrics.registry`.
+    public let metrics: PrometheusBrokerMetrics?
 
     /// Creates the server with the `echo`, `fetch`, `preload`, `progress.subscribe`,
     /// `cache.stats` and `cache.clear` handlers registered, and opens the HTTP cache in the cache directory (a cache that cannot open is
@@ -36,15 +39,19 @@ public final class BrokerServer: Sendable {
     public init(configuration: BrokerServerConfiguration, logger: Logger = Logger(label: "bridge-broker")) {
         self.configuration = configuration
         self.logger = logger
-        broker = Broker(configuration: configuration.broker, logger: logger)
-        upstream = HTTPUpstreamClient(proxy: configuration.upstreamProxy, logger: logger)
+        let metrics = configuration.metrics ? PrometheusBrokerMetrics() : nil
+        self.metrics = metrics
+        broker = Broker(configuration: configuration.broker, logger: logger, metrics: metrics)
+        let upstream = HTTPUpstreamClient(proxy: configuration.upstreamProxy, logger: logger)
+        self.upstream = upstream
+        let metered: any UpstreamClient = metrics.map { MeteredUpstreamClient(base: upstream, metrics: $0) } ?? upstream
         var storeConfiguration = SQLiteCacheStoreConfiguration(directory: configuration.cacheDirectory)
         storeConfiguration.memoryCapacity = configuration.memoryCapacity
         storeConfiguration.diskCapacity = configuration.diskCapacity
         let store = SQLiteCacheStore(configuration: storeConfiguration) { [logger] message in logger.error("\(message)") }
-        cache = HTTPCache(store: store, upstream: upstream, logger: logger)
+        cache = HTTPCache(store: store, upstream: metered, logger: logger)
         let rules = URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs, alsoAllow: configuration.alsoAllowURLs)
-        let fetch = FetchHandler(upstream: upstream, rules: rules, cache: cache)
+        let fetch = FetchHandler(upstream: metered, rules: rules, cache: cache)
         broker.register("fetch", fetch)
         broker.register("preload", PreloadHandler(fetch: fetch))
         broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress))
@@ -58,6 +65,10 @@ public final class BrokerServer: Sendable {
         socket.webRoot = configuration.webRoot ?? BrokerServerConfiguration.findWebRoot()
         socket.diagnosticEcho = configuration.diagnosticEcho
         socket.shimMaxAge = configuration.shimMaxAge
+        if let metrics {
+            let cache = self.cache
+            socket.metrics = { traffic in metrics.exposition(cache: cache, traffic: traffic) }
+        }
         webSocket = WebSocketServer(broker: broker, configuration: socket, logger: logger)
     }
 

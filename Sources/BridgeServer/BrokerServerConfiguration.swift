@@ -35,6 +35,9 @@ public struct BrokerServerConfiguration: Sendable {
     public var shimMaxAge = 0
     /// Serve the diagnostic `/echo` WebSocket endpoint.
     public var diagnosticEcho = false
+    /// Serve `GET /metrics` (Prometheus text, token-protected like the WebSocket) and count
+    /// what it reports; off removes even the counting (`--no-metrics`).
+    public var metrics = true
     /// The protocol limits.
     public var broker = BrokerConfiguration()
 

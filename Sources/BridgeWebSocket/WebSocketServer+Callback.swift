@@ -71,11 +71,12 @@ extension WebSocketServer {
         guard let user, case .success(let endpoint) = checkHandshake(wsi) else { return -1 }
         if shuttingDown { return -1 }
         nextSessionID += 1
-        let session = WebSocketSession(id: nextSessionID, owner: self, fragmentBytes: configuration.fragmentBytes)
+        let session = WebSocketSession(id: nextSessionID, owner: self, fragmentBytes: configuration.fragmentBytes, traffic: trafficCounters)
         session.wsi = wsi
         user.storeBytes(of: session.id, as: UInt64.self)
         sessions[session.id] = session
         sessionOpened()
+        trafficCounters.opened.add(1, ordering: .relaxed)
         switch endpoint {
         case .echo:
             session.isEcho = true
@@ -87,6 +88,7 @@ extension WebSocketServer {
     }
 
     private func receive(_ session: WebSocketSession, wsi: OpaquePointer, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        trafficCounters.received.add(length, ordering: .relaxed)
         let limit = broker.configuration.maxMessageBytes
         let accepted = session.receiveFragment(wsi, input, length, maxBytes: limit) { bytes, binary in
             if session.isEcho {

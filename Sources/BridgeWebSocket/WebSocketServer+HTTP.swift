@@ -4,6 +4,7 @@ extension WebSocketServer {
     /// Serves `GET`/`HEAD` of the shim and the examples; everything else is 404.
     func serveHTTP(_ wsi: OpaquePointer, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
+        if path == "/metrics", let metrics = configuration.metrics { return serveMetrics(wsi, metrics) }
         guard let files else { return notFound(wsi) }
         switch files.resolve(path) {
         case .notFound:

@@ -23,6 +23,9 @@ public struct WebSocketServerConfiguration: Sendable {
     public var diagnosticEcho = false
     /// Payload bytes per `lws_write` when a message is sent as fragments.
     public var fragmentBytes = 128 * 1024
+    /// The Prometheus text `GET /metrics` answers (token-protected like the WebSocket), given the
+    /// server's traffic; nil serves no `/metrics`. Called on the service thread: it must not wait.
+    public var metrics: (@Sendable (ServerTraffic) -> [UInt8])?
 
     /// Creates the default configuration.
     public init() {}
@@ -45,6 +48,8 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     public let configuration: WebSocketServerConfiguration
     let logger: Logger
     let loop = ServiceLoop(name: "bridge-websocket")
+    /// Connections and bytes since start, counted on the service thread.
+    let trafficCounters = TrafficCounters()
     let files: StaticFiles?
     private(set) var policy: HandshakePolicy
     private let pending = Mutex<[WebSocketSession]>([])

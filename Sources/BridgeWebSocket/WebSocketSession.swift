@@ -13,6 +13,8 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     let id: UInt64
     let fragmentBytes: Int
     private weak var owner: SessionOwner?
+    /// Where the bytes it sends are counted (a server's sessions), if anywhere.
+    let traffic: TrafficCounters?
     private let shared = Mutex(Shared())
 
     // Service-thread state: only the service thread touches these.
@@ -47,7 +49,8 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         var sent = 0
     }
 
-    init(id: UInt64, owner: SessionOwner, fragmentBytes: Int) {
+    init(id: UInt64, owner: SessionOwner, fragmentBytes: Int, traffic: TrafficCounters? = nil) {
+        self.traffic = traffic
         self.id = id
         self.owner = owner
         self.fragmentBytes = fragmentBytes
@@ -189,6 +192,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         let start = frame.buffer.frameStart.assumingMemoryBound(to: UInt8.self) + frame.sent
         let written = bridge_lws_write(wsi, start, count, frame.binary ? 1 : 0, first ? 1 : 0, final ? 1 : 0)
         if written < 0 { return -1 }
+        traffic?.sent.add(count, ordering: .relaxed)
         frame.sent += count
         current = final ? nil : frame
         let sentFrame = final ? frame.buffer.count : 0

@@ -1,6 +1,7 @@
 #ifndef BRIDGE_CLIBWEBSOCKETS_SHIM_H
 #define BRIDGE_CLIBWEBSOCKETS_SHIM_H
 #include <libwebsockets.h>
+#include <stdlib.h>
 #include <string.h>
 
 // Swift cannot import function-like or composite macros: these wrappers give them a name.
@@ -32,14 +33,9 @@ static inline int bridge_lws_header(struct lws *wsi, enum lws_token_indexes toke
     return lws_hdr_copy(wsi, dest, len, token);
 }
 
-/// Answers the current HTTP request with `304 Not Modified`, the header lines in `extra`
-/// ("name: value\r\n" each, lower-case names) and no body. Returns nonzero on error.
-static inline int bridge_lws_not_modified(struct lws *wsi, const char *extra) {
-    unsigned char buffer[LWS_PRE + 1024];
-    unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
-    if (lws_add_http_header_status(wsi, HTTP_STATUS_NOT_MODIFIED, &p, end)) {
-        return 1;
-    }
+/// Adds the header lines in `extra` ("name: value\r\n" each, lower-case names) to a response
+/// head being built at `*p`. Returns nonzero on error.
+static inline int bridge_lws_add_header_lines(struct lws *wsi, const char *extra, unsigned char **p, unsigned char *end) {
     while (*extra) {
         const char *colon = strchr(extra, ':');
         const char *eol = strstr(extra, "\r\n");
@@ -55,12 +51,55 @@ static inline int bridge_lws_not_modified(struct lws *wsi, const char *extra) {
         name[nameLength] = '\0';
         const char *value = colon + 1;
         while (*value == ' ') value++;
-        if (lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value, (int)(eol - value), &p, end)) {
+        if (lws_add_http_header_by_name(wsi, (const unsigned char *)name, (const unsigned char *)value, (int)(eol - value), p, end)) {
             return 1;
         }
         extra = eol + 2;
     }
+    return 0;
+}
+
+/// Answers the current HTTP request with `304 Not Modified`, the header lines in `extra`
+/// ("name: value\r\n" each, lower-case names) and no body. Returns nonzero on error.
+static inline int bridge_lws_not_modified(struct lws *wsi, const char *extra) {
+    unsigned char buffer[LWS_PRE + 1024];
+    unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
+    if (lws_add_http_header_status(wsi, HTTP_STATUS_NOT_MODIFIED, &p, end)) {
+        return 1;
+    }
+    if (bridge_lws_add_header_lines(wsi, extra, &p, end)) {
+        return 1;
+    }
     return lws_finalize_write_http_header(wsi, start, &p, end);
+}
+
+/// Answers the current HTTP request with `status`, `content_type`, the header lines in `extra`
+/// and the `len` bytes at `body` (a dynamic response such as /metrics). lws keeps what the
+/// socket does not take at once and sends it later. Returns nonzero on error.
+static inline int bridge_lws_respond(struct lws *wsi, unsigned int status, const char *content_type, const char *extra,
+                                     const unsigned char *body, size_t len) {
+    unsigned char buffer[LWS_PRE + 1024];
+    unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
+    if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)len, &p, end)) {
+        return 1;
+    }
+    if (bridge_lws_add_header_lines(wsi, extra, &p, end)) {
+        return 1;
+    }
+    if (lws_finalize_write_http_header(wsi, start, &p, end)) {
+        return 1;
+    }
+    if (len == 0) {
+        return 0;
+    }
+    unsigned char *copy = malloc(LWS_PRE + len);
+    if (!copy) {
+        return 1;
+    }
+    memcpy(copy + LWS_PRE, body, len);
+    int written = lws_write(wsi, copy + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
+    free(copy);
+    return written < (int)len ? 1 : 0;
 }
 
 /// Copies the whole query string (all URI arguments joined by '&') into `dest`.

@@ -12,19 +12,32 @@ public final class Broker: Sendable {
     let logger: Logger
     /// The broker-wide progress stream every request reports into (`progress.subscribe`).
     public let progress: ProgressHub
-    private let handlers = Mutex<[String: any BridgeHandler]>([:])
+    /// Where posts, requests and preloads are reported for operators' metrics, if anywhere.
+    public let metrics: (any BrokerMetrics)?
+    private let handlers = Mutex<[String: Registered]>([:])
 
-    /// Creates a broker with the `echo` handler registered.
-    public init(configuration: BrokerConfiguration = BrokerConfiguration(), logger: Logger = Logger(label: "bridge.broker")) {
+    /// A handler and the meter its posts report to.
+    struct Registered {
+        let handler: any BridgeHandler
+        let meter: (any PostMeter)?
+    }
+
+    /// Creates a broker with the `echo` handler registered, reporting to `metrics` if given.
+    public init(
+        configuration: BrokerConfiguration = BrokerConfiguration(), logger: Logger = Logger(label: "bridge.broker"),
+        metrics: (any BrokerMetrics)? = nil
+    ) {
         self.configuration = configuration
         self.logger = logger
-        self.progress = ProgressHub()
+        self.metrics = metrics
+        self.progress = ProgressHub(metrics: metrics)
         register("echo", EchoHandler())
     }
 
     /// Registers `handler` under `name`, replacing any handler of that name.
     public func register(_ name: String, _ handler: any BridgeHandler) {
-        handlers.withLock { $0[name] = handler }
+        let registered = Registered(handler: handler, meter: metrics?.postMeter(handler: name))
+        handlers.withLock { $0[name] = registered }
     }
 
     /// Registers a closure as the handler `name`.
@@ -40,7 +53,7 @@ public final class Broker: Sendable {
         handlers.withLock { $0.keys.sorted() }
     }
 
-    func handler(named name: String) -> (any BridgeHandler)? {
+    func handler(named name: String) -> Registered? {
         handlers.withLock { $0[name] }
     }
 

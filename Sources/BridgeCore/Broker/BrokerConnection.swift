@@ -119,18 +119,21 @@ public final class BrokerConnection: Sendable {
 
     private func post(name: String, id: Int?, body: JSONValue) {
         let configuration = broker.configuration
-        guard let handler = broker.handler(named: name) else {
+        guard let registered = broker.handler(named: name) else {
             fail(id: id, BridgeError(.unknownHandler, "no handler named \"\(name)\""))
             return
         }
+        let (handler, meter) = (registered.handler, registered.meter)
         if let inline = handler as? any InlineBridgeHandler {
-            guard let id else { _ = try? inline.handleInline(body); return }
+            guard let id else { _ = try? inline.handleInline(body); meter?.ended(nil); return }
             let duplicate = state.withLock { $0.posts[id] != nil }
             if duplicate { return rejectDuplicate(id) }
             do {
                 sink.send(ServerMessage.reply(id: id, body: try inline.handleInline(body)), binary: false)
+                meter?.ended(nil)
             } catch {
                 sink.send(ServerMessage.reply(id: id, error: error), binary: false)
+                meter?.ended(error.code)
             }
             return
         }
@@ -140,7 +143,7 @@ public final class BrokerConnection: Sendable {
             if let id, state.posts[id] != nil { return .duplicate }
             if state.inFlight >= configuration.maxInFlight { return .full }
             state.nextToken += 1
-            let entry = PostEntry(token: state.nextToken, id: id)
+            let entry = PostEntry(token: state.nextToken, id: id, meter: meter)
             if let id { state.posts[id] = entry } else { state.anonymous[entry.token] = entry }
             return .admitted(entry)
         }
@@ -149,6 +152,7 @@ public final class BrokerConnection: Sendable {
         case .duplicate: return rejectDuplicate(id ?? 0)
         case .full:
             fail(id: id, BridgeError(.tooManyInFlight, "this connection already has \(configuration.maxInFlight) posts in flight"))
+            meter?.ended(.tooManyInFlight)
             return
         case .admitted(let entry):
             let call = HandlerCall(name: name, id: id, body: body, connection: self, entry: entry)
@@ -181,10 +185,10 @@ public final class BrokerConnection: Sendable {
     }
 
     private func finish(_ entry: PostEntry, with result: ImmediateReply) {
-        state.withLock { state in
-            guard !entry.isCancelled else { return }
+        let ended: Bool = state.withLock { state in
+            guard !entry.isCancelled else { return false }
             if let id = entry.id {
-                guard state.posts[id] === entry else { return }
+                guard state.posts[id] === entry else { return false }
                 state.posts[id] = nil
                 switch result {
                 case .body(let body): sink.send(ServerMessage.reply(id: id, body: body), binary: false)
@@ -198,21 +202,26 @@ public final class BrokerConnection: Sendable {
                 }
             }
             releasePause(of: entry, state: &state)
+            return true
         }
+        guard ended, let meter = entry.meter else { return }
+        if case .failure(let error) = result { meter.ended(error.code) } else { meter.ended(nil) }
     }
 
     private func cancel(id: Int) {
-        let work: (Task<Void, Never>?, RequestBodyChannel?)? = state.withLock { state in
+        let work: (Task<Void, Never>?, RequestBodyChannel?, (any PostMeter)?)? = state.withLock { state in
             guard let entry = state.posts.removeValue(forKey: id) else { return nil }
             entry.isCancelled = true
             // The reply goes out now, inside the lock, so no event of the post can follow it.
             sink.send(ServerMessage.reply(id: id, error: BridgeError(.cancelled, "the post was cancelled")), binary: false)
             releasePause(of: entry, state: &state)
             // Task and body are read under the lock that guards their writes.
-            return (entry.task, entry.body)
+            return (entry.task, entry.body, entry.meter)
         }
-        work?.0?.cancel()
-        work?.1?.fail(BridgeError(.cancelled, "the post was cancelled"))
+        guard let work else { return }
+        work.0?.cancel()
+        work.1?.fail(BridgeError(.cancelled, "the post was cancelled"))
+        work.2?.ended(.cancelled)
     }
 
     private func rejectDuplicate(_ id: Int) {
@@ -278,12 +287,15 @@ public final class BrokerConnection: Sendable {
 final class PostEntry: @unchecked Sendable {
     let token: UInt64
     let id: Int?
+    /// Where the post's outcome is counted, if metrics are on.
+    let meter: (any PostMeter)?
     var task: Task<Void, Never>?
     var body: RequestBodyChannel?
     var isCancelled = false
 
-    init(token: UInt64, id: Int?) {
+    init(token: UInt64, id: Int?, meter: (any PostMeter)? = nil) {
         self.token = token
         self.id = id
+        self.meter = meter
     }
 }

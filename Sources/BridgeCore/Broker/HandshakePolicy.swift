@@ -50,13 +50,19 @@ public struct HandshakePolicy: Sendable {
                 return .failure(HandshakeRefusal("origin \(origin) is not allowed (add it with --allow-origin)"))
             }
         }
-        if let token {
-            let presented = HandshakePolicy.queryValue("token", in: query) ?? HandshakePolicy.bearer(authorization)
-            guard let presented, HandshakePolicy.constantTimeEquals(presented, token) else {
-                return .failure(HandshakeRefusal(presented == nil ? "no token presented" : "wrong token"))
-            }
-        }
+        if let refusal = tokenRefusal(query: query, authorization: authorization) { return .failure(refusal) }
         return .success(endpoint)
+    }
+
+    /// Why a request that must present the token (a handshake, or `/metrics`) is refused: nil
+    /// when no token is set or the right one came as `?token=` or `Authorization: Bearer`.
+    public func tokenRefusal(query: String?, authorization: String?) -> HandshakeRefusal? {
+        guard let token else { return nil }
+        let presented = HandshakePolicy.queryValue("token", in: query) ?? HandshakePolicy.bearer(authorization)
+        guard let presented, HandshakePolicy.constantTimeEquals(presented, token) else {
+            return HandshakeRefusal(presented == nil ? "no token presented" : "wrong token")
+        }
+        return nil
     }
 
     static func normalize(_ origin: String) -> String {

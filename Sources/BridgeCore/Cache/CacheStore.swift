@@ -32,6 +32,9 @@ public protocol CacheStore: Sendable {
     func clear(_ scope: CacheClearScope) async -> Int
     /// Sizes, evictions and health of the store.
     func stats() async -> CacheStoreStats
+    /// `stats()` when the store can tell without waiting (from memory, under its locks), else
+    /// nil; a metrics scrape served on a transport's thread reads it.
+    func statsWithoutWaiting() -> CacheStoreStats?
 }
 
 extension CacheStore {
@@ -40,6 +43,9 @@ extension CacheStore {
 
     /// Stores that keep nothing in memory never answer without waiting.
     public func bodyWithoutWaiting(of entry: CachedResponse) -> [UInt8]? { nil }
+
+    /// Stores that keep their statistics elsewhere never answer without waiting.
+    public func statsWithoutWaiting() -> CacheStoreStats? { nil }
 }
 
 /// Writes one entry's body, chunk by chunk, then commits or discards it.

@@ -38,7 +38,7 @@ extension HTTPCache {
                 // A 304 for an entry evicted meanwhile has no body to serve: ask again in full.
                 return try await send(request, mode: .reload, attempt: attempt + 1)
             }
-            if decision.status != .revalidated { counters.withLock { $0.hits += 1 } }
+            if decision.status != .revalidated { counters.withLock { $0.served(decision.status) } }
             let age = decision.headers.first("age").flatMap { Int($0) }
             guard let range = decision.range else {
                 return Self.storedExchange(entry, headers: decision.headers, status: decision.status, age: age, body: body)

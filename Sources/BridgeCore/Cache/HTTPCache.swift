@@ -64,6 +64,15 @@ public final class HTTPCache: Sendable {
         public var revalidations = 0
         /// Requests that waited for an identical one in flight instead of going upstream.
         public var collapsed = 0
+        /// Of `hits`, the replies served stale (stale-while-revalidate, stale-if-error,
+        /// `max-stale`, `force-cache`, `only-if-cached`).
+        public var stale = 0
+
+        /// Counts a reply served from the store with `status`.
+        mutating func served(_ status: ReplyCacheStatus) {
+            hits += 1
+            if status == .stale { stale += 1 }
+        }
     }
 
     /// Creates a cache over `store` that forwards through `upstream`.
@@ -126,11 +135,11 @@ public final class HTTPCache: Sendable {
                     guard attempt < 3 else { throw BridgeError(.notCached, "\(request.url) left the cache while being read") }
                     return try await send(request, mode: mode, attempt: attempt + 1)
                 }
-                counters.withLock { $0.hits += 1 }
+                counters.withLock { $0.served(reply.status) }
                 if reply.backgroundRevalidation { revalidateInBackground(reply.entry, request: request) }
                 return exchange
             }
-            counters.withLock { $0.hits += 1 }
+            counters.withLock { $0.served(reply.status) }
             if reply.backgroundRevalidation { revalidateInBackground(reply.entry, request: request) }
             return Self.storedExchange(reply.entry, headers: reply.headers, status: reply.status, age: reply.age, body: body)
         case .revalidate, .fetch:

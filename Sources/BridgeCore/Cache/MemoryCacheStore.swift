@@ -72,6 +72,10 @@ public final class MemoryCacheStore: CacheStore {
     }
 
     public func stats() async -> CacheStoreStats {
+        statsWithoutWaiting() ?? CacheStoreStats()
+    }
+
+    public func statsWithoutWaiting() -> CacheStoreStats? {
         state.withLock { state in
             var stats = CacheStoreStats()
             stats.memoryEntries = state.entries.count

@@ -128,6 +128,7 @@ final class PreloadRun: Sendable {
         body["state"] = .string(state)
         await call.sendEvent("preload.resource", .object(body))
         guard state != "started" else { return }
+        call.connection.broker.metrics?.preloadResourceEnded(result: outcome.result.rawValue)
         let (done, planned, loaded) = tally.withLock { tally in
             tally.done += 1
             return (tally.done, max(tally.planned, tally.done), tally.loaded)

@@ -20,10 +20,14 @@ public final class ProgressHub: Sendable {
         var totals = ProgressTotals()
     }
 
+    /// Where ended requests are reported for operators' metrics, if anywhere.
+    let metrics: (any BrokerMetrics)?
+
     /// Creates a hub; `queueLimit` bounds each subscriber's memory.
-    public init(queueLimit: Int = 256, statsInterval: Duration = .seconds(1)) {
+    public init(queueLimit: Int = 256, statsInterval: Duration = .seconds(1), metrics: (any BrokerMetrics)? = nil) {
         self.queueLimit = queueLimit
         self.statsInterval = statsInterval
+        self.metrics = metrics
     }
 
     /// A number for a new connection, carried by its events (`connection`).

@@ -78,6 +78,7 @@ public final class RequestTrace: Sendable {
             totals.bytes += snapshot.loaded
             if let cache = snapshot.cache { totals.cache[cache, default: 0] += 1 }
         }
+        hub.metrics?.requestEnded(source: source, cache: snapshot.cache, failed: false, duration: ContinuousClock.now - started)
         publish(phase: "finished")
     }
 
@@ -88,6 +89,7 @@ public final class RequestTrace: Sendable {
             totals.failed += 1
             totals.bytes += snapshot.loaded
         }
+        hub.metrics?.requestEnded(source: source, cache: snapshot.cache, failed: true, duration: ContinuousClock.now - started)
         publish(phase: "failed", error: error)
     }
 
