@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from support import Broker  # noqa: E402
 from squid import Squid  # noqa: E402
 from headless_client import BridgeConnection  # noqa: E402
-from bench_preload import browser  # noqa: E402
+from bench_preload import browser, open_page  # noqa: E402
 
 
 def origin_requests(origin):
@@ -38,17 +38,7 @@ def origin_requests(origin):
 def load(driver, origin, page_url):
     """Loads the page; returns its timing and the resource requests that reached the origin."""
     before = origin_requests(origin)
-    driver.get(page_url)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        result = driver.execute_script("return window.preloadDemo || null")
-        if result:
-            break
-        time.sleep(0.01)
-    else:
-        raise RuntimeError("the page did not finish loading")
-    if "error" in result:
-        raise RuntimeError(result["error"])
+    result = open_page(driver, page_url)
     result["originRequests"] = origin_requests(origin) - before
     return result
 

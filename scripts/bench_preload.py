@@ -27,13 +27,19 @@ def origin_requests(broker):
     return benchkit.origin_requests(broker.origin)
 
 
-def load(driver, broker, page_url):
-    """Loads the page in the browser and returns its timing and the origin requests made meanwhile."""
-    before = origin_requests(broker)
+def open_page(driver, page_url):
+    """Loads the demo page in the browser and returns the timing it reports."""
     driver.get(page_url)
     result = wait_for(driver, "window.preloadDemo")
     if "error" in result:
         raise RuntimeError(result["error"])
+    return result
+
+
+def load(driver, broker, page_url):
+    """Loads the page in the browser and returns its timing and the origin requests made meanwhile."""
+    before = origin_requests(broker)
+    result = open_page(driver, page_url)
     # The page itself comes from the origin (the browser loads it natively): count only the rest.
     result["originRequests"] = origin_requests(broker) - before - 1
     return result

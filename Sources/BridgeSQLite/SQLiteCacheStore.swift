@@ -180,7 +180,7 @@ public final class SQLiteCacheStore: CacheStore {
             return nil
         }
         let file = FileBody(handle: handle, chunkSize: configuration.readChunkBytes)
-        return CacheBody(length: located.size) { try file.next() }
+        return CacheBody(length: located.size, skip: { try file.skip($0) }) { try file.next() }
     }
 
     func remember(_ id: Int64, _ bytes: [UInt8]) {
@@ -284,6 +284,14 @@ final class FileBody: @unchecked Sendable {
                 return nil
             }
             return [UInt8](data)
+        }
+    }
+
+    /// Seeks `count` bytes forward (a byte range served from the middle of a large body).
+    func skip(_ count: Int) throws {
+        try lock.withLock { done in
+            guard !done else { return }
+            try handle.seek(toOffset: try handle.offset() + UInt64(count))
         }
     }
 

@@ -67,17 +67,23 @@ public struct CacheBody: Sendable {
     public let length: Int
     /// The next chunk, or nil at the end.
     public let next: @Sendable () async throws -> [UInt8]?
+    /// Moves the read position forward by that many bytes without reading them (a seek in a
+    /// file), when the store can; before the first `next`, so a byte range starts where it is.
+    public let skip: (@Sendable (Int) async throws -> Void)?
 
-    /// Creates a body from its length and a pull function.
-    public init(length: Int, next: @escaping @Sendable () async throws -> [UInt8]?) {
+    /// Creates a body from its length, a pull function, and optionally a way to skip bytes.
+    public init(
+        length: Int, skip: (@Sendable (Int) async throws -> Void)? = nil, next: @escaping @Sendable () async throws -> [UInt8]?
+    ) {
         self.length = length
+        self.skip = skip
         self.next = next
     }
 
     /// A body over bytes in memory, handed out in chunks of at most `chunkSize`.
     public static func bytes(_ bytes: [UInt8], chunkSize: Int = 256 * 1024) -> CacheBody {
         let offset = Mutex(0)
-        return CacheBody(length: bytes.count) {
+        return CacheBody(length: bytes.count, skip: { count in offset.withLock { $0 = min(bytes.count, $0 + count) } }) {
             offset.withLock { start in
                 guard start < bytes.count else { return nil }
                 let end = min(bytes.count, start + chunkSize)

@@ -28,8 +28,22 @@ extension HTTPCache {
         var served = headers.removing(["content-range", "content-length"])
         served.add("content-range", ContentRange(range: target, completeLength: length).headerValue)
         served.add("content-length", String(target.count))
-        let offset = target.lowerBound - span.lowerBound
-        let slice = SlicedBody(source: body.next, range: offset..<(offset + target.count), drain: false)
+        var offset = target.lowerBound - span.lowerBound
+        var source = body.next
+        if let skip = body.skip, offset > 0 {
+            // Seek to the range instead of reading what comes before it.
+            let start = offset
+            let skipped = Mutex(false)
+            source = {
+                if !skipped.withLock({ $0 }) {
+                    try await skip(start)
+                    skipped.withLock { $0 = true }
+                }
+                return try await body.next()
+            }
+            offset = 0
+        }
+        let slice = SlicedBody(source: source, range: offset..<(offset + target.count), drain: false)
         let response = UpstreamResponse(
             status: 206, statusText: HTTPReasonPhrase.phrase(for: 206), headers: served,
             body: UpstreamResponseBody(decoded: true, length: target.count) { try await slice.next() })
