@@ -61,3 +61,11 @@ public enum ImmediateReply: Sendable {
     /// A failed post.
     case failure(BridgeError)
 }
+
+extension ImmediateReply {
+    /// The error code of a failed post, nil for a reply with a body.
+    var errorCode: ErrorCode? {
+        if case .failure(let error) = self { return error.code }
+        return nil
+    }
+}

@@ -128,12 +128,14 @@ public final class BrokerConnection: Sendable {
             guard let id else { _ = try? inline.handleInline(body); meter?.ended(nil); return }
             let duplicate = state.withLock { $0.posts[id] != nil }
             if duplicate { return rejectDuplicate(id) }
+            // Counted before the reply goes out, so a client that saw the reply sees the count.
             do {
-                sink.send(ServerMessage.reply(id: id, body: try inline.handleInline(body)), binary: false)
+                let reply = ServerMessage.reply(id: id, body: try inline.handleInline(body))
                 meter?.ended(nil)
+                sink.send(reply, binary: false)
             } catch {
-                sink.send(ServerMessage.reply(id: id, error: error), binary: false)
                 meter?.ended(error.code)
+                sink.send(ServerMessage.reply(id: id, error: error), binary: false)
             }
             return
         }
@@ -185,10 +187,12 @@ public final class BrokerConnection: Sendable {
     }
 
     private func finish(_ entry: PostEntry, with result: ImmediateReply) {
-        let ended: Bool = state.withLock { state in
-            guard !entry.isCancelled else { return false }
+        state.withLock { state in
+            guard !entry.isCancelled else { return }
             if let id = entry.id {
-                guard state.posts[id] === entry else { return false }
+                guard state.posts[id] === entry else { return }
+                // Counted before the reply goes out, so a client that saw the reply sees the count.
+                entry.meter?.ended(result.errorCode)
                 state.posts[id] = nil
                 switch result {
                 case .body(let body): sink.send(ServerMessage.reply(id: id, body: body), binary: false)
@@ -197,31 +201,28 @@ public final class BrokerConnection: Sendable {
                 }
             } else {
                 state.anonymous[entry.token] = nil
+                entry.meter?.ended(result.errorCode)
                 if case .failure(let error) = result {
                     sink.send(ServerMessage.error(error), binary: false)
                 }
             }
             releasePause(of: entry, state: &state)
-            return true
         }
-        guard ended, let meter = entry.meter else { return }
-        if case .failure(let error) = result { meter.ended(error.code) } else { meter.ended(nil) }
     }
 
     private func cancel(id: Int) {
-        let work: (Task<Void, Never>?, RequestBodyChannel?, (any PostMeter)?)? = state.withLock { state in
+        let work: (Task<Void, Never>?, RequestBodyChannel?)? = state.withLock { state in
             guard let entry = state.posts.removeValue(forKey: id) else { return nil }
             entry.isCancelled = true
+            entry.meter?.ended(.cancelled)
             // The reply goes out now, inside the lock, so no event of the post can follow it.
             sink.send(ServerMessage.reply(id: id, error: BridgeError(.cancelled, "the post was cancelled")), binary: false)
             releasePause(of: entry, state: &state)
             // Task and body are read under the lock that guards their writes.
-            return (entry.task, entry.body, entry.meter)
+            return (entry.task, entry.body)
         }
-        guard let work else { return }
-        work.0?.cancel()
-        work.1?.fail(BridgeError(.cancelled, "the post was cancelled"))
-        work.2?.ended(.cancelled)
+        work?.0?.cancel()
+        work?.1?.fail(BridgeError(.cancelled, "the post was cancelled"))
     }
 
     private func rejectDuplicate(_ id: Int) {
