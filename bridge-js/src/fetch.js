@@ -18,6 +18,10 @@ function planFetch(input, init, url) {
   const timeout = hasOwn(options, "timeout") ? options.timeout : undefined;
   const signal = hasOwn(options, "signal") ? options.signal : original ? original.signal : null;
   const stream = isReadableStream(options.body) ? options.body : null;
+  if (stream && options.duplex !== "half") {
+    // What Request's constructor throws for it (the stream is taken out before Request sees it).
+    throw new TypeError("Failed to execute 'fetch' on 'Window': The `duplex` member must be specified for a request with a streaming body");
+  }
   delete options.cache;
   delete options.timeout;
   delete options.signal;
@@ -58,6 +62,8 @@ class FetchRun {
     this.controller = null;
     this.streamFinished = false;
     this.exchange = null;
+    // What the body failed with, for its readers (response.js); undefined while it has not failed.
+    this.bodyFailure = undefined;
   }
 
   start(upload) {
@@ -115,7 +121,31 @@ class FetchRun {
     }
     const nullBody = this.plan.method === "HEAD" || NULL_BODY_STATUSES.includes(status);
     if (nullBody) this.streamFinished = true;
-    return makeResponse(nullBody ? null : this.createStream(), head, this.plan.url);
+    else this.watchAbortWhileReading();
+    return makeResponse(nullBody ? null : this.createStream(), head, this.plan.url, () => this.bodyFailure);
+  }
+
+  /**
+   * The Fetch standard's abort steps error a response body that is still readable with the
+   * signal's reason, even when every byte already arrived and waits in the stream unread: the
+   * exchange is over by then, so the signal is watched here until the page aborts or goes away.
+   */
+  watchAbortWhileReading() {
+    const signal = this.plan.signal;
+    if (!signal || typeof signal.addEventListener !== "function") return;
+    signal.addEventListener("abort", () => this.failBody(abortReason(signal)), { once: true });
+  }
+
+  failBody(error) {
+    if (!this.controller || this.bodyFailure !== undefined) return;
+    this.bodyFailure = error;
+    this.streamFinished = true;
+    try {
+      // A no-op once the page has read the whole body: a closed stream stays closed.
+      this.controller.error(error);
+    } catch (_) {
+      // Not readable any more.
+    }
   }
 
   createStream() {
@@ -159,10 +189,7 @@ class FetchRun {
       this.reject(failure);
       return;
     }
-    if (this.controller && !this.streamFinished) {
-      this.streamFinished = true;
-      this.controller.error(failure);
-    }
+    if (!this.streamFinished) this.failBody(failure);
   }
 }
 

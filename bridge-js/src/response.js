@@ -18,16 +18,52 @@ function headersFromPairs(list) {
   return headers;
 }
 
-/** Response's url, redirected, type... are read-only getters: own properties shadow them, clones included. */
-function decorateResponse(response, overrides) {
+const HEADER_WRITERS = ["append", "delete", "set"];
+const BODY_READERS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
+
+/** A fetched response's headers have the "immutable" guard: every change throws a TypeError. */
+function immutable(headers) {
+  for (const name of HEADER_WRITERS) {
+    Object.defineProperty(headers, name, {
+      configurable: true,
+      value: function () {
+        throw new TypeError(`Failed to execute '${name}' on 'Headers': Headers are immutable`);
+      },
+    });
+  }
+  return headers;
+}
+
+/**
+ * Response's url, redirected, type... are read-only getters: own properties shadow them, clones
+ * included. A body reader (text(), json()...) of a Response over a script's stream rejects with a
+ * TypeError whatever the stream failed with; `bodyError()` gives the error the browser's own
+ * fetch rejects such a read with (the signal's reason after an abort), when there is one.
+ */
+function decorateResponse(response, overrides, bodyError) {
   for (const key of Object.keys(overrides)) {
     Object.defineProperty(response, key, { value: overrides[key], configurable: true });
+  }
+  Object.defineProperty(response, "headers", { value: immutable(response.headers), configurable: true });
+  for (const name of BODY_READERS) {
+    const read = response[name];
+    if (typeof read !== "function" || !bodyError) continue;
+    Object.defineProperty(response, name, {
+      configurable: true,
+      value: function () {
+        const unused = !this.bodyUsed;
+        return read.call(this).catch((error) => {
+          const known = unused && error instanceof TypeError ? bodyError() : undefined;
+          throw known !== undefined ? known : error;
+        });
+      },
+    });
   }
   const clone = response.clone;
   Object.defineProperty(response, "clone", {
     configurable: true,
     value: function () {
-      return decorateResponse(clone.call(this), overrides);
+      return decorateResponse(clone.call(this), overrides, bodyError);
     },
   });
   return response;
@@ -49,7 +85,7 @@ function bridgeInfo(head) {
   };
 }
 
-export function makeResponse(body, head, fallbackUrl) {
+export function makeResponse(body, head, fallbackUrl, bodyError) {
   const status = Number(head.status);
   const standard = status >= 200 && status <= 599;
   const init = { status: standard ? status : 200, statusText: String(head.statusText || ""), headers: headersFromPairs(head.headers) };
@@ -63,7 +99,7 @@ export function makeResponse(body, head, fallbackUrl) {
   const url = stripFragment(head.url || fallbackUrl);
   const overrides = { url, redirected: Boolean(head.redirected), type: responseTypeFor(url), bridge: bridgeInfo(head) };
   if (!standard) Object.assign(overrides, { status, ok: false });
-  return decorateResponse(response, overrides);
+  return decorateResponse(response, overrides, bodyError);
 }
 
 /** What a browser returns for redirect: "manual": status 0, no headers, no body; the 3xx stays on `.bridge`. */

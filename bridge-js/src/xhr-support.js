@@ -18,6 +18,8 @@ const FORBIDDEN_REQUEST_HEADERS = [
 export const XHR_EVENTS = ["readystatechange", "loadstart", "progress", "abort", "error", "load", "timeout", "loadend"];
 export const UPLOAD_EVENTS = ["loadstart", "progress", "abort", "error", "load", "timeout", "loadend"];
 export const RESPONSE_TYPES = ["", "arraybuffer", "blob", "document", "json", "text"];
+// How often Chromium's network service reports upload progress to XMLHttpRequest.
+export const UPLOAD_REPORT_INTERVAL_MS = 100;
 export const UNSENT = 0;
 export const OPENED = 1;
 export const HEADERS_RECEIVED = 2;
@@ -90,6 +92,24 @@ export function textDecoderFor(label) {
   } catch (_) {
     return new TextDecoder("utf-8");
   }
+}
+
+/**
+ * The encoding a byte order mark names (the Encoding standard's "decode" lets it win over the
+ * charset): a label, null when the body has no BOM, undefined while too few bytes arrived to tell.
+ */
+export function bomEncoding(chunks, final) {
+  const head = [];
+  for (const chunk of chunks) {
+    for (let i = 0; i < chunk.byteLength && head.length < 3; i++) head.push(chunk[i]);
+    if (head.length >= 3) break;
+  }
+  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return "utf-8";
+  if (head[0] === 0xfe && head[1] === 0xff) return "utf-16be";
+  if (head[0] === 0xff && head[1] === 0xfe) return "utf-16le";
+  const couldStillBe = head.length < 3 && !final && (head.length === 0 || [0xef, 0xfe, 0xff].includes(head[0])) &&
+    (head.length < 2 || (head[0] === 0xef && head[1] === 0xbb));
+  return couldStillBe ? undefined : null;
 }
 
 function normalizeNewlines(text) {

@@ -8,8 +8,8 @@ import { replyBodyBytes } from "./response.js";
 import { absoluteUrl, stripFragment } from "./urls.js";
 import { domException, now } from "./util.js";
 import {
-  DONE, HEADERS_RECEIVED, HTTP_TOKEN, LOADING, OPENED, RESPONSE_TYPES, UNSENT, UPLOAD_EVENTS,
-  XHR_EVENTS, cloneEvent, createProgressEvent, defineEventHandlers, domParserType, extractXhrBody,
+  DONE, HEADERS_RECEIVED, HTTP_TOKEN, LOADING, OPENED, RESPONSE_TYPES, UNSENT, UPLOAD_EVENTS, UPLOAD_REPORT_INTERVAL_MS,
+  XHR_EVENTS, bomEncoding, cloneEvent, createProgressEvent, defineEventHandlers, domParserType, extractXhrBody,
   isForbiddenRequestHeader, mimeCharset, mimeEssence, normalizeMethod, textDecoderFor,
   wrongResponseType,
 } from "./xhr-support.js";
@@ -50,6 +50,7 @@ export function createXMLHttpRequestClass(context) {
       this.exchange = null;
       this.ticket = null;
       this.timer = null;
+      this.uploadTimer = null;
       this.resetRequest("GET", "");
       this.resetResponse();
     }
@@ -63,6 +64,9 @@ export function createXMLHttpRequestClass(context) {
       this.uploadComplete = false;
       this.uploadListener = false;
       this.uploadLength = 0;
+      // Bytes the broker reported sent, and the count the last upload progress event gave.
+      this.uploadSent = 0;
+      this.uploadReported = 0;
     }
 
     resetResponse() {
@@ -87,6 +91,7 @@ export function createXMLHttpRequestClass(context) {
       this.generation++;
       clearTimeout(this.timer);
       this.timer = null;
+      this.stopUploadReports();
       if (this.exchange) this.exchange.abort(domException("The request was aborted.", "AbortError"));
       this.exchange = null;
       this.finishTicket();
@@ -231,6 +236,7 @@ export function createXMLHttpRequestClass(context) {
       if (!this.uploadComplete && this.uploadListener && this.live(generation)) this.uploadTarget.fire("loadstart", 0, this.uploadLength);
       if (!this.live(generation) || this.state !== OPENED || !this.sendFlag) return undefined;
       this.startExchange(extracted);
+      if (!this.uploadComplete && this.uploadListener) this.startUploadReports();
       return undefined;
     }
 
@@ -353,10 +359,7 @@ export function createXMLHttpRequestClass(context) {
       if (name === "response") return this.onHeaders(payload);
       if (name !== "progress") return undefined;
       if (payload.phase === "upload") {
-        if (!this.uploadComplete && this.uploadListener) {
-          const total = typeof payload.total === "number" ? payload.total : this.uploadLength;
-          this.uploadTarget.fire("progress", Number(payload.loaded) || 0, total);
-        }
+        this.uploadSent = Math.max(this.uploadSent, Number(payload.loaded) || 0);
       } else if (typeof payload.total === "number") {
         this.downloadTotal = payload.total;
       }
@@ -380,8 +383,37 @@ export function createXMLHttpRequestClass(context) {
       this.fireReadyStateChange();
     }
 
+    /**
+     * Chromium reports upload progress as its network service polls it, every 100 ms, and fires
+     * upload load and loadend with the progress that reports the last byte sent; the broker's
+     * upload progress events are read the same way, so the page sees the same events in the same
+     * order (none at all when the request fails or times out before the first report).
+     */
+    startUploadReports() {
+      const generation = this.generation;
+      this.uploadTimer = setInterval(() => {
+        if (this.live(generation)) this.reportUpload();
+      }, UPLOAD_REPORT_INTERVAL_MS);
+    }
+
+    stopUploadReports() {
+      clearInterval(this.uploadTimer);
+      this.uploadTimer = null;
+    }
+
+    reportUpload() {
+      if (this.uploadComplete || this.uploadSent <= this.uploadReported) return;
+      this.uploadReported = this.uploadSent;
+      if (this.uploadSent >= this.uploadLength) {
+        this.finishUpload();
+        return;
+      }
+      this.uploadTarget.fire("progress", this.uploadSent, this.uploadLength);
+    }
+
     /** Upload ends when the response starts; returns false when a listener restarted the request. */
     finishUpload() {
+      this.stopUploadReports();
       if (this.uploadComplete) return true;
       this.uploadComplete = true;
       if (!this.uploadListener) return true;
@@ -423,7 +455,8 @@ export function createXMLHttpRequestClass(context) {
     endOfBody(generation) {
       const transmitted = this.received;
       const length = this.downloadTotal;
-      this.fire("progress", transmitted, length);
+      // Chromium sends no progress event for a response without body bytes (HEAD, 204, empty).
+      if (transmitted > 0) this.fire("progress", transmitted, length);
       if (!this.live(generation)) return;
       this.state = DONE;
       this.sendFlag = false;
@@ -438,6 +471,13 @@ export function createXMLHttpRequestClass(context) {
       clearTimeout(this.timer);
       this.exchange = null;
       this.finishTicket();
+      // A network error after the whole body was sent reports the upload first, as Chromium does.
+      if (!this.uploadComplete && this.uploadLength > 0 && this.uploadSent >= this.uploadLength) {
+        const generation = this.generation;
+        this.finishUpload();
+        if (!this.live(generation)) return;
+      }
+      this.stopUploadReports();
       this.generation++;
       this.requestError(error && error.code === "timeout" ? "timeout" : "error");
     }
@@ -470,7 +510,11 @@ export function createXMLHttpRequestClass(context) {
     }
 
     decodedText() {
-      if (!this.decoder) this.decoder = textDecoderFor(mimeCharset(this.finalMime()));
+      if (!this.decoder) {
+        const label = bomEncoding(this.chunks, this.state === DONE);
+        if (label === undefined) return this.text; // Too few bytes yet to tell whether a BOM starts the body.
+        this.decoder = textDecoderFor(label || mimeCharset(this.finalMime()));
+      }
       while (this.decodedChunks < this.chunks.length) {
         this.text += this.decoder.decode(this.chunks[this.decodedChunks++], { stream: true });
       }
@@ -506,7 +550,8 @@ export function createXMLHttpRequestClass(context) {
       const parserType = domParserType(essence);
       const htmlAllowed = this.requestResponseType === "document";
       if (!parserType || (parserType === "text/html" && !htmlAllowed) || typeof global.DOMParser !== "function") return null;
-      const text = textDecoderFor(mimeCharset(this.finalMime())).decode(this.bodyBytes());
+      const bytes = this.bodyBytes();
+      const text = textDecoderFor(bomEncoding([bytes], true) || mimeCharset(this.finalMime())).decode(bytes);
       const doc = new global.DOMParser().parseFromString(text, parserType);
       const broken = parserType !== "text/html" && doc && doc.getElementsByTagName("parsererror").length > 0;
       this.documentCache = broken ? null : doc;
