@@ -35,6 +35,9 @@ export class Client {
     this.queue = [];
     this.attempt = 0;
     this.reconnectTimer = null;
+    // Makes the post that goes first on every connection, before the hello and anything queued:
+    // () => ({name, body, settled(promise)}) or null. main.js sets it to `page.identity`.
+    this.greeting = null;
     this.readyResolved = false;
     this.ready = new Promise((resolve) => {
       this.resolveReady = resolve;
@@ -104,7 +107,27 @@ export class Client {
       return;
     }
     this.transport = transport;
+    this.queueGreeting();
     transport.start();
+  }
+
+  /**
+   * Puts this connection's greeting at the head of the queue, in place of a previous connection's
+   * that never went. It is an early post like any other: it leaves when the socket opens if it is
+   * small enough, else everything waits for the hello behind it, so it is always the first post.
+   */
+  queueGreeting() {
+    const stale = this.queue.filter((exchange) => exchange.greeting);
+    if (stale.length) this.queue = this.queue.filter((exchange) => !exchange.greeting);
+    for (const exchange of stale) exchange.reject(new BridgeError("network", "a new connection sends its own greeting"));
+    const spec = this.greeting ? this.greeting() : null;
+    if (!spec) return;
+    const exchange = new Exchange(this, spec);
+    exchange.greeting = true;
+    exchange.bodyJson = JSON.stringify(spec.body);
+    exchange.state = "queued";
+    if (spec.settled) spec.settled(exchange.promise);
+    this.queue.unshift(exchange);
   }
 
   /** The WebSocket is open: posts may go before the hello arrives (flushQueue says which). */
@@ -341,7 +364,7 @@ export class Client {
     let index = 0;
     while (index < this.queue.length && this.queue[index].retry) index++;
     this.queue.splice(index, 0, exchange);
-    this.armQueueTimer(exchange);
+    if (!exchange.greeting) this.armQueueTimer(exchange);
   }
 
   dispatch(exchange, early) {

@@ -5,6 +5,7 @@ import { blobSource, streamSource } from "./bodies.js";
 import { NULL_BODY_STATUSES, REDIRECT_STATUSES } from "./constants.js";
 import { global } from "./env.js";
 import { BridgeError, abortReason, fetchFailure } from "./errors.js";
+import { identityFields, isForbiddenRequestHeader } from "./identity.js";
 import { makeResponse, opaqueRedirectResponse, replyBodyBytes } from "./response.js";
 import { absoluteUrl, isHttpUrl } from "./urls.js";
 import { domException, hasOwn, isReadableStream, isRequest } from "./util.js";
@@ -34,8 +35,13 @@ function planFetch(input, init, url) {
     request,
     url: request.url,
     method: request.method,
-    headers: Array.from(request.headers),
+    // Request drops forbidden names in a browser, not in every engine: the page's identity is the broker's to set.
+    headers: Array.from(request.headers).filter((pair) => !isForbiddenRequestHeader(pair[0], pair[1])),
     redirect: request.redirect,
+    credentials: request.credentials,
+    mode: request.mode,
+    referrer: request.referrer,
+    referrerPolicy: request.referrerPolicy,
     cache,
     timeout,
     signal,
@@ -68,6 +74,9 @@ class FetchRun {
 
   start(upload) {
     const plan = this.plan;
+    const context = this.context;
+    context.identity.refresh();
+    const parsed = absoluteUrl(plan.url);
     const body = {
       url: plan.url,
       method: plan.method,
@@ -77,12 +86,13 @@ class FetchRun {
       // fetch() has no progress API and the loading bar follows the group's progress, which the
       // broker reports either way: per-request progress events would be frames nobody reads.
       progress: false,
-      timeout: plan.timeout != null ? Number(plan.timeout) : this.context.config.requestTimeout,
+      timeout: plan.timeout != null ? Number(plan.timeout) : context.config.requestTimeout,
     };
+    Object.assign(body, identityFields(plan, context.cookies.documentCookieFor(parsed, plan.credentials)));
     if (plan.cache !== undefined && plan.cache !== "default") body.cache = plan.cache;
     if (this.ticket.group) body.group = this.ticket.group;
     if (upload) body.body = upload.length === null ? { binary: true } : { binary: true, length: upload.length };
-    this.exchange = this.context.client.exchange({
+    this.exchange = context.client.exchange({
       name: "fetch",
       body,
       upload,
@@ -101,6 +111,8 @@ class FetchRun {
   onResponseHead(head) {
     if (this.responded) return;
     this.responded = true;
+    // The page's cookies from this response are in document.cookie before the page sees the response.
+    this.context.cookies.apply(head.cookies);
     try {
       this.resolve(this.buildResponse(head));
     } catch (error) {

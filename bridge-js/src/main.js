@@ -18,9 +18,11 @@ import { createApi } from "./api.js";
 import { Client } from "./client.js";
 import { readConfig } from "./config.js";
 import { MARKER } from "./constants.js";
+import { createCookieBridge, pageCookieSender } from "./cookies.js";
 import { Emitter } from "./emitter.js";
 import { global } from "./env.js";
 import { createFetch } from "./fetch.js";
+import { createIdentityReporter } from "./identity.js";
 import { insideRealWebKit, installMessageHandlersPolyfill } from "./message-handlers.js";
 import { PageProgress } from "./progress.js";
 import { UrlRules } from "./rules.js";
@@ -47,6 +49,8 @@ function start() {
     reportError(error); // A bad data-broker-url leaves the default broker address in place.
     client.configure(connectionSettings);
   }
+  // page.identity goes first on every connection, the first one included.
+  const identity = createIdentityReporter(client);
   if (config.autoConnect && config.classicScript) client.connect({});
 
   const pageProgress = new PageProgress(emitter);
@@ -58,6 +62,8 @@ function start() {
     nativeFetch: typeof global.fetch === "function" ? global.fetch : null,
     NativeXHR: typeof global.XMLHttpRequest === "function" ? global.XMLHttpRequest : null,
     patches: { fetch: false, xhr: false },
+    identity,
+    cookies: createCookieBridge(pageCookieSender(client, identity)),
     rules: new UrlRules(config.include, config.exclude),
     brokerOrigin: () => (client.useWebKit() ? null : httpOriginOfSocket(client.url)),
     shouldBridge(url) {

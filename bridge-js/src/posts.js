@@ -42,6 +42,8 @@ export class Exchange {
     // Sent before the connection's hello; queued again after such a post was refused (client.js).
     this.early = false;
     this.retry = false;
+    // The connection's first post (Client.greeting): it never waits out the queue timeout.
+    this.greeting = false;
     this.promise = new Promise((resolve, reject) => {
       this.resolvePromise = resolve;
       this.rejectPromise = reject;

@@ -1,5 +1,5 @@
 // What the XHR replacement needs besides its class: event helpers, MIME parsing, body extraction,
-// and the standard's checks of methods and request headers.
+// and the standard's checks of methods (request headers: identity.js).
 
 import { isBufferSource, viewBytes } from "./bytes.js";
 import { global } from "./env.js";
@@ -8,12 +8,6 @@ import { domException, randomToken } from "./util.js";
 export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FORBIDDEN_METHODS = ["CONNECT", "TRACE", "TRACK"];
 const NORMALIZED_METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];
-// The Fetch standard's forbidden request-header names: a page's XHR cannot set them in a browser either.
-const FORBIDDEN_REQUEST_HEADERS = [
-  "accept-charset", "accept-encoding", "access-control-request-headers", "access-control-request-method",
-  "connection", "content-length", "cookie", "cookie2", "date", "dnt", "expect", "host", "keep-alive",
-  "origin", "referer", "set-cookie", "te", "trailer", "transfer-encoding", "upgrade", "via",
-];
 
 export const XHR_EVENTS = ["readystatechange", "loadstart", "progress", "abort", "error", "load", "timeout", "loadend"];
 export const UPLOAD_EVENTS = ["loadstart", "progress", "abort", "error", "load", "timeout", "loadend"];
@@ -168,9 +162,4 @@ export function normalizeMethod(method) {
 
 export function wrongResponseType(first, second, actual) {
   return domException(`The value is only accessible if the object's 'responseType' is ${first} or '${second}' (was '${actual}').`, "InvalidStateError");
-}
-
-export function isForbiddenRequestHeader(name) {
-  const lower = name.toLowerCase();
-  return FORBIDDEN_REQUEST_HEADERS.includes(lower) || lower.startsWith("proxy-") || lower.startsWith("sec-");
 }

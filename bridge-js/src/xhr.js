@@ -4,13 +4,14 @@
 import { blobSource } from "./bodies.js";
 import { concatBytes } from "./bytes.js";
 import { global } from "./env.js";
+import { documentReferrerPolicy, isForbiddenRequestHeader, resolveReferrer } from "./identity.js";
 import { replyBodyBytes } from "./response.js";
 import { absoluteUrl, stripFragment } from "./urls.js";
 import { domException, now } from "./util.js";
 import {
   DONE, HEADERS_RECEIVED, HTTP_TOKEN, LOADING, OPENED, RESPONSE_TYPES, UNSENT, UPLOAD_EVENTS, UPLOAD_REPORT_INTERVAL_MS,
   XHR_EVENTS, bomEncoding, cloneEvent, createProgressEvent, defineEventHandlers, domParserType, extractXhrBody,
-  isForbiddenRequestHeader, mimeCharset, mimeEssence, normalizeMethod, textDecoderFor,
+  mimeCharset, mimeEssence, normalizeMethod, textDecoderFor,
   wrongResponseType,
 } from "./xhr-support.js";
 
@@ -157,7 +158,7 @@ export function createXMLHttpRequestClass(context) {
       const headerValue = String(value).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
       if (!HTTP_TOKEN.test(headerName)) throw domException(`'${headerName}' is not a valid HTTP header field name.`, "SyntaxError");
       if (/[\0\r\n]/.test(headerValue)) throw domException(`'${headerValue}' is not a valid HTTP header field value.`, "SyntaxError");
-      if (isForbiddenRequestHeader(headerName)) return undefined;
+      if (isForbiddenRequestHeader(headerName, headerValue)) return undefined;
       const existing = this.requestHeaders.find((pair) => pair[0].toLowerCase() === headerName.toLowerCase());
       if (existing) existing[1] = `${existing[1]}, ${headerValue}`;
       else this.requestHeaders.push([headerName, headerValue]);
@@ -317,6 +318,10 @@ export function createXMLHttpRequestClass(context) {
       const generation = this.generation;
       const upload = extracted ? blobSource(extracted.blob) : null;
       this.ticket = context.progress.track();
+      context.identity.refresh();
+      // XHR's request: credentials from withCredentials, mode cors, the client's referrer and the document's policy.
+      const credentials = this.credentials ? "include" : "same-origin";
+      const documentCookie = context.cookies.documentCookieFor(absoluteUrl(this.url), credentials);
       const body = {
         url: this.url,
         method: this.method,
@@ -324,7 +329,12 @@ export function createXMLHttpRequestClass(context) {
         redirect: "follow",
         responseBody: "binary",
         timeout: this.requestTimeout > 0 ? this.requestTimeout : context.config.requestTimeout,
+        credentials,
+        mode: "cors",
+        referrer: resolveReferrer("about:client"),
+        referrerPolicy: documentReferrerPolicy(),
       };
+      if (documentCookie !== undefined) body.documentCookie = documentCookie;
       if (this.ticket.group) body.group = this.ticket.group;
       if (upload) body.body = { binary: true, length: upload.length };
       const exchange = context.client.exchange({
@@ -370,6 +380,8 @@ export function createXMLHttpRequestClass(context) {
       const generation = this.generation;
       if (!this.finishUpload()) return;
       if (!this.live(generation)) return;
+      // The page's cookies from this response are in document.cookie before readystatechange (2).
+      context.cookies.apply(head.cookies);
       const pairs = Array.isArray(head.headers) ? head.headers : head.headers ? Object.entries(head.headers) : [];
       this.head = {
         status: Number(head.status) || 0,

@@ -65,6 +65,28 @@ export class FakeDocument extends EventTarget {
     this.body = new FakeElement("body");
     this.documentElement.appendChild(this.body);
     this.scripts = scripts;
+    this.metas = [];
+    this.cookieStore = new Map();
+    this.cookieWrites = [];
+  }
+
+  /** A browser's document.cookie for one host, enough for the shim: name=value, Max-Age/Expires deletion, HttpOnly refused. */
+  get cookie() {
+    return Array.from(this.cookieStore, ([name, value]) => (name ? `${name}=${value}` : value)).join("; ");
+  }
+
+  set cookie(text) {
+    this.cookieWrites.push(String(text));
+    const [pair, ...attributes] = String(text).split(";");
+    const equals = pair.indexOf("=");
+    const name = equals < 0 ? "" : pair.slice(0, equals).trim();
+    const value = equals < 0 ? pair.trim() : pair.slice(equals + 1).trim();
+    const attribute = (wanted) => attributes.map((item) => item.trim().split("=")).find(([key]) => key.toLowerCase() === wanted);
+    if (attribute("httponly")) return;
+    const maxAge = attribute("max-age");
+    const expires = attribute("expires");
+    if ((maxAge && Number(maxAge[1]) <= 0) || (!maxAge && expires && Date.parse(expires[1]) < Date.now())) this.cookieStore.delete(name);
+    else this.cookieStore.set(name, value);
   }
 
   createElement(tagName) {
@@ -72,6 +94,7 @@ export class FakeDocument extends EventTarget {
   }
 
   querySelectorAll(selector) {
+    if (selector === "meta[name]") return this.metas;
     if (selector !== "script[src]") return [];
     return this.scripts.filter((script) => script.hasAttribute("src"));
   }
@@ -125,6 +148,9 @@ export function decodeFrame(bytes) {
 
 export class FakeWebSocket {
   static instances = [];
+  // How the fake broker answers the shim's page.identity once its hello is out: {} (a broker that
+  // knows it), "unknown_handler" (one older than it), or null (the test answers).
+  static identityReply = {};
 
   constructor(url, protocols) {
     this.url = url;
@@ -135,12 +161,27 @@ export class FakeWebSocket {
     this.sent = [];
     this.closedByClient = null;
     this.cursor = 0;
+    this.helloSent = false;
+    this.identityAnswered = new Set();
+    this.identityReply = FakeWebSocket.identityReply;
     FakeWebSocket.instances.push(this);
   }
 
   send(data) {
     if (this.readyState !== 1) throw new Error(`send() on a socket in state ${this.readyState}`);
     this.sent.push(typeof data === "string" ? data : new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)));
+    if (this.helloSent && typeof data === "string" && data.includes('"page.identity"')) queueMicrotask(() => this.answerIdentity());
+  }
+
+  /** As a broker: its hello first, then the replies to the page.identity posts it read. */
+  answerIdentity() {
+    if (this.identityReply === null || this.readyState !== 1) return;
+    for (const post of this.posts("page.identity")) {
+      if (this.identityAnswered.has(post.id)) continue;
+      this.identityAnswered.add(post.id);
+      if (typeof this.identityReply === "string") this.fail(post.id, this.identityReply, "no handler named page.identity");
+      else this.reply(post.id, this.identityReply);
+    }
   }
 
   close(code, reason) {
@@ -207,6 +248,8 @@ export class FakeWebSocket {
       limits: { maxMessageBytes: 16 * 1024 * 1024, maxInFlight: 64, binaryChunkBytes: 65536, ...limits },
       ...extra,
     });
+    this.helloSent = true;
+    this.answerIdentity();
   }
 
   push(message) {
@@ -342,7 +385,8 @@ let current = null;
 /**
  * Loads a fresh copy of bridge.js into a fresh fake page.
  * options: attributes (data-* of the script tag), script (false: no currentScript, as an ES module),
- * filename, readyState, webkit (a fake window.webkit), config (globalThis.BridgeBrokerConfig).
+ * filename, readyState, webkit (a fake window.webkit), config (globalThis.BridgeBrokerConfig),
+ * pageUrl (location.href), identityReply (how the fake broker answers page.identity, see FakeWebSocket).
  */
 export function loadBridge(options = {}) {
   const page = setUpPage(options);
@@ -365,8 +409,13 @@ export async function loadBridgeSources(options = {}) {
   return current = pageEnvironment(page);
 }
 
+const NATIVE_COOKIE = Object.getOwnPropertyDescriptor(FakeDocument.prototype, "cookie");
+
 function setUpPage(options) {
   if (current) current.teardown();
+  // Each page starts with the browser's own accessor, which the shim wraps.
+  Object.defineProperty(FakeDocument.prototype, "cookie", NATIVE_COOKIE);
+  FakeWebSocket.identityReply = options.identityReply === undefined ? {} : options.identityReply;
   FakeWebSocket.instances = [];
   FakeNativeXHR.instances = [];
   for (const name of ["BridgeBroker", "webkit", "__bridgeBrokerReceive", "__bridgeBrokerClose", "BridgeBrokerConfig"]) delete globalThis[name];
@@ -377,7 +426,8 @@ function setUpPage(options) {
   globalThis.addEventListener = pageEvents.addEventListener.bind(pageEvents);
   globalThis.removeEventListener = pageEvents.removeEventListener.bind(pageEvents);
   globalThis.dispatchEvent = pageEvents.dispatchEvent.bind(pageEvents);
-  globalThis.location = new URL(PAGE_URL);
+  globalThis.location = new URL(options.pageUrl ?? PAGE_URL);
+  globalThis.navigator = { userAgent: "FakeBrowser/1.0 (bridge-js tests)", languages: ["en-US", "en", "de"] };
   globalThis.WebSocket = options.WebSocket ?? FakeWebSocket;
   globalThis.XMLHttpRequest = FakeNativeXHR;
   globalThis.DOMParser = FakeDOMParser;
@@ -394,6 +444,7 @@ function setUpPage(options) {
     currentScript: options.script === false ? null : script,
     scripts: [script],
   });
+  document.baseURI = globalThis.location.href;
   globalThis.document = document;
   if (options.webkit) globalThis.webkit = options.webkit;
   if (options.config) globalThis.BridgeBrokerConfig = options.config;

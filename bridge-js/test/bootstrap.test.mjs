@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { loadBridge, waitFor, tick, FakeWebSocket } from "../test-support/helpers.mjs";
 
 const EARLY_IN_FLIGHT = 32;
+// page.identity is the first of them, on every connection.
+const EARLY_ECHOES = EARLY_IN_FLIGHT - 1;
 
 test("a classic script opens its WebSocket first, while it runs, before it patches the page", async () => {
   let patchedWhenCreated = null;
@@ -39,8 +41,9 @@ test("before the hello at most 32 posts go, the rest once the hello gives the re
   const ws = env.ws;
   ws.accept();
   await tick(5);
-  assert.equal(ws.posts("echo").length, EARLY_IN_FLIGHT);
-  assert.deepEqual(ws.posts("echo").map((post) => post.id), Array.from({ length: EARLY_IN_FLIGHT }, (_, n) => n + 1));
+  assert.deepEqual(ws.texts[0], { type: "post", name: "page.identity", id: 1, body: ws.texts[0].body }, "page.identity goes first");
+  assert.equal(ws.posts("echo").length, EARLY_ECHOES);
+  assert.deepEqual(ws.posts("echo").map((post) => post.id), Array.from({ length: EARLY_ECHOES }, (_, n) => n + 2));
   ws.hello({ maxInFlight: 64 });
   await waitFor(() => ws.posts("echo").length === 40, "the posts after the hello");
   for (const post of ws.posts("echo")) ws.reply(post.id, post.body);
@@ -57,36 +60,38 @@ test("a hello with a lower maxInFlight holds the next posts until enough replies
   ws.hello({ maxInFlight: 4 });
   const more = env.bridge.post("echo", "later");
   await tick(2);
-  assert.equal(ws.posts("echo").length, 6, "6 in flight, over the limit of 4: the new post waits");
-  for (const id of [1, 2, 3]) ws.reply(id, id);
+  assert.equal(ws.posts("echo").length, 6, "6 in flight (page.identity was answered), over the limit of 4: the new post waits");
+  for (const id of [2, 3, 4]) ws.reply(id, id - 1);
   await waitFor(() => ws.posts("echo").length === 7, "the post after three replies");
-  for (const id of [4, 5, 6, 7]) ws.reply(id, id);
+  for (const id of [5, 6, 7, 8]) ws.reply(id, id - 1);
   assert.deepEqual(await Promise.all([...replies, more]), [1, 2, 3, 4, 5, 6, 7]);
 });
 
 test("early posts the broker refuses with too_many_in_flight are sent again, in order, not rejected", async () => {
-  const env = loadBridge();
+  const env = loadBridge({ identityReply: null });
   const replies = Array.from({ length: 5 }, (_, n) => env.bridge.post("echo", `p${n}`));
   const ws = env.ws;
   ws.accept();
   await tick(2);
+  assert.equal(ws.posts("page.identity").length, 1);
   assert.equal(ws.posts("echo").length, 5);
-  // A broker whose limit is 2: its hello comes first, then it refuses posts 3 to 5 unrun.
-  ws.hello({ maxInFlight: 2 });
-  for (const id of [3, 4, 5]) ws.fail(id, "too_many_in_flight", "2 posts in flight");
+  // A broker whose limit is 3: its hello comes first, then it refuses posts 4 to 6 unrun.
+  ws.hello({ maxInFlight: 3 });
+  for (const id of [4, 5, 6]) ws.fail(id, "too_many_in_flight", "3 posts in flight");
   await tick(2);
-  assert.equal(ws.posts("echo").length, 5, "nothing more while 2 are in flight");
-  ws.reply(1, "p0");
-  ws.reply(2, "p1");
+  assert.equal(ws.posts("echo").length, 5, "nothing more while 3 are in flight");
+  ws.reply(1, {});
+  ws.reply(2, "p0");
   await waitFor(() => ws.posts("echo").length === 7, "two refused posts again");
   const again = ws.posts("echo").slice(5);
   assert.deepEqual(again.map((post) => post.body), ["p2", "p3"], "in their original order");
-  assert.deepEqual(again.map((post) => post.id), [6, 7], "with new ids");
-  ws.reply(6, "p2");
+  assert.deepEqual(again.map((post) => post.id), [7, 8], "with new ids");
+  ws.reply(7, "p2");
   await waitFor(() => ws.posts("echo").length === 8, "the last refused post");
   assert.equal(ws.posts("echo")[7].body, "p4");
-  ws.reply(7, "p3");
-  ws.reply(8, "p4");
+  ws.reply(3, "p1");
+  ws.reply(8, "p3");
+  ws.reply(9, "p4");
   assert.deepEqual(await Promise.all(replies), ["p0", "p1", "p2", "p3", "p4"]);
 });
 
@@ -113,10 +118,10 @@ test("fire-and-forget posts, uploads and large posts wait for the hello, and so 
     env.bridge.post("echo", "after").catch(() => {});
     ws.accept();
     await tick(5);
-    assert.equal(ws.texts.length, 0, `${name}: nothing goes before the hello`);
+    assert.deepEqual(ws.texts.map((message) => message.name), ["page.identity"], `${name}: nothing but page.identity goes before the hello`);
     ws.hello();
     await waitFor(() => ws.posts("echo").some((post) => post.body === "after"), `${name}: the post after it`);
-    assert.equal(ws.texts.length, 2, `${name}: both go after the hello`);
+    assert.equal(ws.posts().length, 3, `${name}: both go after the hello`);
   }
 });
 
@@ -126,14 +131,15 @@ test("a socket that closes before the hello rejects the early posts with network
   const first = env.ws;
   first.accept();
   await tick(2);
-  assert.equal(first.posts("echo").length, EARLY_IN_FLIGHT);
+  assert.equal(first.posts("echo").length, EARLY_ECHOES);
   first.drop(1006);
-  const settled = await Promise.allSettled(replies.slice(0, EARLY_IN_FLIGHT));
+  const settled = await Promise.allSettled(replies.slice(0, EARLY_ECHOES));
   assert.ok(settled.every((result) => result.status === "rejected" && result.reason.code === "network"));
   const second = await waitFor(() => env.sockets.length === 2 && env.sockets[1], "a new socket");
   second.accept();
-  await waitFor(() => second.posts("echo").length === 2, "the two posts that were still queued");
+  await waitFor(() => second.posts("echo").length === 3, "the three posts that were still queued");
+  assert.equal(second.texts[0].name, "page.identity", "the new connection's first post is page.identity again");
   second.hello();
   for (const post of second.posts("echo")) second.reply(post.id, post.body);
-  assert.deepEqual(await Promise.all(replies.slice(EARLY_IN_FLIGHT)), [32, 33]);
+  assert.deepEqual(await Promise.all(replies.slice(EARLY_ECHOES)), [31, 32, 33]);
 });

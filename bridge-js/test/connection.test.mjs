@@ -46,17 +46,18 @@ test("ready resolves with the hello and exposes it", async () => {
   assert.ok(ws);
 });
 
-test("post sends an envelope with integer ids from 1 and resolves with the reply body", async () => {
+test("post sends an envelope with integer ids from 1 (page.identity's) and resolves with the reply body", async () => {
   const env = loadBridge();
   const ws = await env.open();
   const first = env.bridge.post("echo", { hello: "world" });
   const second = env.bridge.post("echo", [1, 2, 3]);
   const a = await ws.nextPost("echo");
   const b = await ws.nextPost("echo");
-  assert.deepEqual(a, { type: "post", name: "echo", id: 1, body: { hello: "world" } });
-  assert.deepEqual(b, { type: "post", name: "echo", id: 2, body: [1, 2, 3] });
-  ws.reply(2, "second");
-  ws.reply(1, { echoed: true });
+  assert.equal(ws.posts("page.identity")[0].id, 1);
+  assert.deepEqual(a, { type: "post", name: "echo", id: 2, body: { hello: "world" } });
+  assert.deepEqual(b, { type: "post", name: "echo", id: 3, body: [1, 2, 3] });
+  ws.reply(3, "second");
+  ws.reply(2, { echoed: true });
   assert.deepEqual(await first, { echoed: true });
   assert.equal(await second, "second");
 });
@@ -140,7 +141,7 @@ test("a dropped connection rejects in-flight posts with network, reconnects, and
   first.drop(1006);
   await assert.rejects(inFlight, (error) => {
     assert.equal(error.code, "network");
-    assert.match(error.message, /closed \(code 1006\) before the reply to post #1 "echo"/);
+    assert.match(error.message, /closed \(code 1006\) before the reply to post #2 "echo"/);
     return true;
   });
   assert.deepEqual(closes, [{ code: 1006, reason: "" }]);
@@ -149,9 +150,10 @@ test("a dropped connection rejects in-flight posts with network, reconnects, and
   assert.notEqual(second, first);
   second.hello();
   const message = await second.nextPost("echo");
-  assert.equal(message.id, 1);
+  assert.equal(second.posts("page.identity")[0].id, 1, "the new connection's page.identity is 1 again");
+  assert.equal(message.id, 2);
   assert.equal(message.body, "after");
-  second.reply(1, "delivered");
+  second.reply(2, "delivered");
   assert.equal(await queued, "delivered");
 });
 
@@ -203,7 +205,7 @@ test("aborting a queued post sends nothing; an already aborted signal rejects at
   await assert.rejects(env.bridge.post("slow", {}, { signal: AbortSignal.abort() }), { name: "AbortError" });
   const ws = await env.open();
   await tick(5);
-  assert.equal(ws.posts().length, 0);
+  assert.equal(ws.posts("slow").length, 0);
 });
 
 test("events with an id go to the post's onEvent; events without one go to on() listeners", async () => {
@@ -243,7 +245,7 @@ test("a post larger than maxMessageBytes is refused locally with too_large", asy
   const ws = await env.open({ maxMessageBytes: 200 });
   await assert.rejects(env.bridge.post("echo", "x".repeat(300)), { code: "too_large" });
   await assert.rejects(env.bridge.post("echo", "é".repeat(90)), { code: "too_large" }, "counts UTF-8 bytes");
-  assert.equal(ws.posts().length, 0);
+  assert.equal(ws.posts("echo").length, 0);
   const small = env.bridge.post("echo", "fits");
   const message = await ws.nextPost("echo");
   ws.reply(message.id, "fits");
@@ -256,10 +258,10 @@ test("no more than maxInFlight posts are in flight; the rest wait for a reply", 
   const replies = [1, 2, 3].map((n) => env.bridge.post("echo", n));
   await tick(5);
   assert.deepEqual(ws.posts("echo").map((message) => message.body), [1, 2]);
-  ws.reply(1, "one");
+  ws.reply(2, "one");
   await waitFor(() => ws.posts("echo").length === 3, "the third post");
-  ws.reply(2, "two");
-  ws.reply(3, "three");
+  ws.reply(3, "two");
+  ws.reply(4, "three");
   assert.deepEqual(await Promise.all(replies), ["one", "two", "three"]);
 });
 

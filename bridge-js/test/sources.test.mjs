@@ -13,8 +13,9 @@ test("src/main.js imported as an ES module defines BridgeBroker, patches the pag
   assert.equal(ws.url, "ws://127.0.0.1:9999/bridge?token=t");
   const reply = env.bridge.post("echo", { a: 1 });
   const post = await ws.nextPost("echo");
-  assert.deepEqual(post, { type: "post", name: "echo", id: 1, body: { a: 1 } });
-  ws.reply(1, { ok: true });
+  assert.equal(ws.texts[0].name, "page.identity");
+  assert.deepEqual(post, { type: "post", name: "echo", id: 2, body: { a: 1 } });
+  ws.reply(2, { ok: true });
   assert.deepEqual(await reply, { ok: true });
 });
 

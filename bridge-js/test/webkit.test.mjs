@@ -76,12 +76,19 @@ test("with a real bridge handler, envelopes travel through WKWebView instead of 
   host.receive(JSON.stringify(HELLO));
   assert.deepEqual(await env.bridge.ready, HELLO);
   assert.equal(env.bridge.transport, "webkit");
-  await waitFor(() => host.texts().length === 2, "the queued post");
-  assert.deepEqual(host.texts()[1], { type: "post", name: "share", id: 1, body: { n: 1 } });
+  await waitFor(() => host.texts().length === 3, "page.identity and the queued post");
+  assert.deepEqual(host.texts()[1], {
+    type: "post",
+    name: "page.identity",
+    id: 1,
+    body: { url: "http://page.test/app/index.html", userAgent: "FakeBrowser/1.0 (bridge-js tests)", languages: ["en-US", "en", "de"] },
+  }, "the host has no handshake: page.identity, after its hello, is the only way it learns who the page is");
+  assert.deepEqual(host.texts()[2], { type: "post", name: "share", id: 2, body: { n: 1 } });
   assert.equal(typeof host.sent[1], "string", "envelopes are JSON strings");
 
   // The host may hand over a JSON string or a plain object.
-  host.receive({ type: "reply", id: 1, ok: true, body: "shared" });
+  host.receive({ type: "reply", id: 1, ok: true, body: {} });
+  host.receive({ type: "reply", id: 2, ok: true, body: "shared" });
   assert.equal(await early, "shared");
 });
 
@@ -126,7 +133,10 @@ test("WKWebView transport: __bridgeBrokerClose fails posts in flight and the shi
   host.receive(JSON.stringify(HELLO));
   const again = env.bridge.post("share", { n: 2 });
   const post = await waitFor(() => host.texts().find((message) => message.type === "post" && message.body.n === 2), "the post after reopening");
-  assert.equal(post.id, 1);
-  host.receive({ type: "reply", id: 1, ok: true, body: "ok" });
+  const identities = host.texts().filter((message) => message.name === "page.identity");
+  assert.equal(identities.length, 2, "page.identity again on the new connection");
+  assert.equal(identities[1].id, 1);
+  assert.equal(post.id, 2);
+  host.receive({ type: "reply", id: 2, ok: true, body: "ok" });
   assert.equal(await again, "ok");
 });

@@ -1,0 +1,87 @@
+// document.cookie and the broker's cookie jar in step (docs/PROTOCOL.md, `page.cookie` and the
+// `cookies` of a fetch reply; bridge-js/README.md, "Cookies"):
+// - a page's own write to document.cookie still goes to the browser, and is posted as `page.cookie`
+//   so the jar stores it too (the broker refuses HttpOnly, as the browser does);
+// - a bridged response's non-HttpOnly Set-Cookie lines for the page's host come back as `cookies`
+//   and go through the browser's own setter before the page sees the response; that write is not
+//   posted back (the jar has it already);
+// - a request to the page's scheme and host carries `documentCookie`, so cookies set before the shim
+//   loaded (or by a native request) are sent too.
+
+import { global } from "./env.js";
+import { hasPageSchemeAndHost, settleQuietly } from "./identity.js";
+
+/** The accessor the document's `cookie` comes from (Document.prototype in a browser). */
+function findCookieAccessor(doc) {
+  for (let owner = doc; owner; owner = Object.getPrototypeOf(owner)) {
+    const descriptor = Object.getOwnPropertyDescriptor(owner, "cookie");
+    if (descriptor) return descriptor.get && descriptor.set ? { owner, descriptor } : null;
+  }
+  return null;
+}
+
+/**
+ * Wraps the document's `cookie` setter so page writes are posted with `post(cookieString)`; returns
+ * {read, apply, documentCookieFor} over the native accessor. Without a document (a worker) or a
+ * cookie accessor, it does nothing and reads nothing.
+ */
+export function createCookieBridge(post) {
+  const doc = global.document;
+  const found = doc ? findCookieAccessor(doc) : null;
+  const nativeGet = found ? found.descriptor.get : null;
+  const nativeSet = found ? found.descriptor.set : null;
+
+  if (found && found.descriptor.configurable) {
+    Object.defineProperty(found.owner, "cookie", {
+      configurable: true,
+      enumerable: found.descriptor.enumerable,
+      get: nativeGet,
+      set: {
+        // A method, so the setter is named `cookie` and is no constructor, as the native one.
+        cookie(value) {
+          nativeSet.call(this, value); // Throws where the browser refuses (an opaque origin): nothing to post then.
+          if (this === doc) post(String(value));
+        },
+      }.cookie,
+    });
+  }
+
+  function read() {
+    if (!nativeGet) return "";
+    try {
+      return String(nativeGet.call(doc));
+    } catch (_) {
+      return ""; // A sandboxed document has no cookies to read.
+    }
+  }
+
+  /** Stores the `cookies` of a bridged response in the browser, through the native setter. */
+  function apply(lines) {
+    if (!nativeSet || !Array.isArray(lines)) return;
+    for (const line of lines) {
+      if (typeof line !== "string") continue;
+      try {
+        nativeSet.call(doc, line);
+      } catch (_) {
+        return; // The browser refuses cookies for this document altogether.
+      }
+    }
+  }
+
+  /** The page's cookies for a request to its own scheme and host, unless credentials are omitted. */
+  function documentCookieFor(url, credentials) {
+    if (credentials === "omit" || !hasPageSchemeAndHost(url)) return undefined;
+    const cookie = read();
+    return cookie ? cookie : undefined;
+  }
+
+  return { read, apply, documentCookieFor };
+}
+
+/** What a page write to document.cookie posts: `page.cookie`, after a new `page.identity` if the URL moved. */
+export function pageCookieSender(client, identity) {
+  return (cookie) => {
+    identity.refresh();
+    settleQuietly(client, client.exchange({ name: "page.cookie", body: { cookie } }).promise);
+  };
+}

@@ -1,0 +1,164 @@
+// The request identity a browser gives a page's requests and the broker now sets for it
+// (docs/PROTOCOL.md, `page.identity` and `fetch`): the page's URL, user agent and languages, each
+// request's credentials mode, referrer and referrer policy, and the header names a page may not set.
+
+import { global } from "./env.js";
+import { absoluteUrl, isHttpUrl } from "./urls.js";
+
+// The Fetch standard's forbidden request-header names, plus `user-agent`: the standard allows it
+// since 2015, yet Chromium drops it from fetch's Headers and XHR's setRequestHeader (checked in
+// headless Chromium 156). A page cannot forge its identity through the bridge either.
+const FORBIDDEN_REQUEST_HEADERS = [
+  "accept-charset", "accept-encoding", "access-control-request-headers", "access-control-request-method",
+  "access-control-request-private-network", "connection", "content-length", "cookie", "cookie2", "date", "dnt",
+  "expect", "host", "keep-alive", "origin", "referer", "set-cookie", "te", "trailer", "transfer-encoding",
+  "upgrade", "user-agent", "via",
+];
+const METHOD_OVERRIDE_HEADERS = ["x-http-method", "x-http-method-override", "x-method-override"];
+const OVERRIDDEN_FORBIDDEN_METHODS = ["connect", "trace", "track"];
+
+export const REFERRER_POLICIES = [
+  "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
+  "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url",
+];
+export const DEFAULT_REFERRER_POLICY = "strict-origin-when-cross-origin";
+// The old keywords Chromium still takes in <meta name=referrer>.
+const LEGACY_REFERRER_KEYWORDS = {
+  never: "no-referrer",
+  always: "unsafe-url",
+  default: DEFAULT_REFERRER_POLICY,
+  "origin-when-crossorigin": "origin-when-cross-origin",
+};
+
+/** The Fetch standard's test, with Chromium's `user-agent`: such a header never leaves a page. */
+export function isForbiddenRequestHeader(name, value) {
+  const lower = String(name).toLowerCase();
+  if (FORBIDDEN_REQUEST_HEADERS.includes(lower) || lower.startsWith("proxy-") || lower.startsWith("sec-")) return true;
+  if (!METHOD_OVERRIDE_HEADERS.includes(lower) || value === undefined) return false;
+  return String(value).split(",").some((method) => OVERRIDDEN_FORBIDDEN_METHODS.includes(method.trim().toLowerCase()));
+}
+
+/** The page's URL as a referrer source: no fragment and no credentials (the broker applies the policy). */
+export function pageUrl() {
+  const location = global.location;
+  const url = absoluteUrl(location && location.href ? location.href : "");
+  return url ? referrerForm(url) : null;
+}
+
+function referrerForm(url) {
+  url.hash = "";
+  url.username = "";
+  url.password = "";
+  return url.href;
+}
+
+/** What `page.identity` carries; its URL is the page's without the fragment (never part of a referrer). */
+export function pageIdentity() {
+  const navigator = global.navigator || {};
+  const identity = { url: pageUrl() || "about:blank" };
+  if (typeof navigator.userAgent === "string") identity.userAgent = navigator.userAgent;
+  const languages = navigator.languages;
+  if (languages && typeof languages.length === "number") identity.languages = Array.from(languages, String);
+  else if (typeof navigator.language === "string") identity.languages = [navigator.language];
+  return identity;
+}
+
+/**
+ * A request's referrer as the broker takes it: `about:client` (the default) is the page's URL, `""`
+ * is none, anything else the absolute URL. A page that is not http(s) (file:, about:blank) has none
+ * to give, as in a browser.
+ */
+export function resolveReferrer(value) {
+  if (value === "") return "";
+  const page = pageUrl();
+  if (value === undefined || value === null || value === "about:client" || value === "client") {
+    return page && isHttpUrl(absoluteUrl(page)) ? page : "";
+  }
+  const url = absoluteUrl(value);
+  if (!url || !isHttpUrl(url)) return "";
+  return referrerForm(url);
+}
+
+function parsePolicy(text) {
+  const token = String(text || "").trim().toLowerCase();
+  if (REFERRER_POLICIES.includes(token)) return token;
+  return LEGACY_REFERRER_KEYWORDS[token] || null;
+}
+
+/**
+ * The document's referrer policy as script can see it: the last valid <meta name="referrer"> (an
+ * invalid one changes nothing), else the default. A `Referrer-Policy` header on the page's own
+ * response is not visible to script (bridge-js/README.md).
+ */
+export function documentReferrerPolicy() {
+  const doc = global.document;
+  let policy = DEFAULT_REFERRER_POLICY;
+  if (!doc || typeof doc.querySelectorAll !== "function") return policy;
+  for (const meta of Array.from(doc.querySelectorAll("meta[name]"))) {
+    const name = typeof meta.getAttribute === "function" ? meta.getAttribute("name") : null;
+    if (!name || name.trim().toLowerCase() !== "referrer") continue;
+    const parsed = parsePolicy(meta.getAttribute("content"));
+    if (parsed) policy = parsed;
+  }
+  return policy;
+}
+
+/** Cookies are per host, not per origin: the page's cookies are the ones for its scheme and host. */
+export function hasPageSchemeAndHost(url) {
+  const location = global.location;
+  const page = absoluteUrl(location && location.href ? location.href : "");
+  return Boolean(page && url && isHttpUrl(page) && url.protocol === page.protocol && url.hostname === page.hostname);
+}
+
+// A broker without the handler (older than page.identity) or a connection that closed: nothing to report.
+const QUIET_ERRORS = ["unknown_handler", "network", "cancelled"];
+
+/** A post whose failure the page need not hear of, unless the broker refused it for a reason. */
+export function settleQuietly(client, promise) {
+  promise.catch((error) => {
+    if (!(error && QUIET_ERRORS.includes(error.code))) client.report(error);
+  });
+}
+
+/**
+ * Makes `page.identity` the first post of every connection (Client.greeting) and sends it again
+ * before a later request when the page's URL changed meanwhile (history.pushState), so the broker
+ * judges default cookie paths, SameSite and the default referrer against the URL the page has now.
+ */
+export function createIdentityReporter(client) {
+  let sentUrl = null;
+
+  const settled = (promise) => settleQuietly(client, promise);
+
+  function post() {
+    const body = pageIdentity();
+    sentUrl = body.url;
+    return { name: "page.identity", body, settled };
+  }
+
+  client.greeting = post;
+  return {
+    /** Before a bridged request or cookie write: a new page.identity if the URL moved since the last. */
+    refresh() {
+      if (sentUrl === null || (pageUrl() || "about:blank") === sentUrl) return;
+      const spec = post();
+      spec.settled(client.exchange({ name: spec.name, body: spec.body }).promise);
+    },
+  };
+}
+
+/**
+ * The identity fields of a `fetch` post: the request's credentials mode and mode as the page asked,
+ * its referrer resolved (the broker applies the policy), its referrer policy or the document's, and
+ * the page's cookies when the request goes to the page's scheme and host (`documentCookie`).
+ */
+export function identityFields(request, documentCookie) {
+  const fields = {
+    credentials: request.credentials || "same-origin",
+    mode: request.mode || "cors",
+    referrer: resolveReferrer(request.referrer),
+    referrerPolicy: request.referrerPolicy || documentReferrerPolicy(),
+  };
+  if (documentCookie !== undefined) fields.documentCookie = documentCookie;
+  return fields;
+}

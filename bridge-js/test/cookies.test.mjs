@@ -1,0 +1,145 @@
+// document.cookie and the broker's jar in step (bridge-js/README.md, "Cookies"): page writes are
+// posted as page.cookie, a bridged response's `cookies` go through the native setter before the
+// page sees the response, and those writes are not posted back.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadBridge, waitFor, tick, FakeDocument } from "../test-support/helpers.mjs";
+
+test("a page write to document.cookie reaches the browser and is posted as page.cookie, in order before a later fetch", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  document.cookie = "theme=dark; Path=/; Max-Age=3600";
+  assert.equal(document.cookie, "theme=dark", "the native setter ran");
+  const pending = fetch("http://page.test/api");
+  const cookiePost = await ws.nextPost("page.cookie");
+  const fetchPost = await ws.nextPost("fetch");
+  assert.deepEqual(cookiePost.body, { cookie: "theme=dark; Path=/; Max-Age=3600" }, "the exact string the page assigned");
+  assert.ok(cookiePost.id < fetchPost.id, "page.cookie is sent before the fetch that follows it");
+  assert.equal(fetchPost.body.documentCookie, "theme=dark");
+  ws.reply(cookiePost.id, { stored: true });
+  ws.respond(fetchPost.id);
+  ws.finish(fetchPost.id);
+  await pending;
+});
+
+test("the wrapped accessor stays the document's: same getter, a setter named cookie, values converted as strings", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const descriptor = Object.getOwnPropertyDescriptor(FakeDocument.prototype, "cookie");
+  assert.equal(descriptor.configurable, true);
+  assert.equal(descriptor.set.name, "cookie");
+  assert.equal("prototype" in descriptor.set, false, "not a constructor");
+  document.cookie = 42;
+  assert.equal(document.cookie, "42");
+  assert.deepEqual((await ws.nextPost("page.cookie")).body, { cookie: "42" });
+  const other = new FakeDocument();
+  other.cookie = "x=1";
+  await tick(2);
+  assert.equal(ws.posts("page.cookie").length, 1, "another document's write is not this page's");
+});
+
+test("a broker without page.cookie answers unknown_handler: nothing is reported", async () => {
+  const env = loadBridge();
+  const warnings = [];
+  const original = console.warn;
+  console.warn = (...args) => warnings.push(args.join(" "));
+  try {
+    const ws = await env.open();
+    const errors = [];
+    env.bridge.on("error", (error) => errors.push(error));
+    document.cookie = "a=1";
+    const post = await ws.nextPost("page.cookie");
+    ws.fail(post.id, "unknown_handler");
+    await tick(2);
+    assert.deepEqual([warnings, errors], [[], []]);
+  } finally {
+    console.warn = original;
+  }
+});
+
+test("fetch: the response's cookies are in document.cookie when the fetch resolves, and are not posted back", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const pending = fetch("http://page.test/login", { method: "POST", body: "user=a" });
+  const post = await ws.nextPost("fetch");
+  let seenAtResolve = null;
+  const resolved = pending.then((response) => {
+    seenAtResolve = document.cookie;
+    return response;
+  });
+  ws.event(post.id, "response", {
+    status: 200,
+    statusText: "OK",
+    headers: [["content-type", "text/plain"]],
+    url: "http://page.test/login",
+    cookies: ["session=abc; Path=/; SameSite=Lax", "pref=1; Max-Age=60"],
+  });
+  const response = await resolved;
+  assert.equal(seenAtResolve, "session=abc; pref=1");
+  assert.equal(response.headers.get("set-cookie"), null);
+  ws.finish(post.id);
+  await response.arrayBuffer();
+  await tick(2);
+  assert.equal(ws.posts("page.cookie").length, 0, "the jar has them already");
+  assert.deepEqual(env.document.cookieWrites, ["session=abc; Path=/; SameSite=Lax", "pref=1; Max-Age=60"]);
+});
+
+test("fetch: cookies on a reply without a response event (and on a manual redirect) are applied too; a deletion deletes", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  env.document.cookieStore.set("session", "abc");
+  const pending = fetch("http://page.test/logout");
+  const post = await ws.nextPost("fetch");
+  ws.reply(post.id, {
+    status: 200,
+    statusText: "OK",
+    headers: [],
+    url: "http://page.test/logout",
+    body: "bye",
+    bodyEncoding: "text",
+    cookies: ["session=; Max-Age=0; Path=/"],
+  });
+  const response = await pending;
+  assert.equal(await response.text(), "bye");
+  assert.equal(document.cookie, "");
+
+  const manual = fetch("http://page.test/go", { redirect: "manual" });
+  const redirect = await ws.nextPost("fetch");
+  ws.event(redirect.id, "response", { status: 302, statusText: "Found", headers: [["location", "/next"]], url: "http://page.test/go", cookies: ["hop=1"] });
+  const opaque = await manual;
+  assert.equal(opaque.type, "opaqueredirect");
+  assert.equal(document.cookie, "hop=1", "a browser stores cookies from a redirect it does not follow");
+  ws.finish(redirect.id, { status: 302 });
+});
+
+test("XHR: the response's cookies are in document.cookie at readystatechange 2", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const xhr = new XMLHttpRequest();
+  const seen = [];
+  xhr.onreadystatechange = () => seen.push([xhr.readyState, document.cookie]);
+  xhr.open("POST", "/login");
+  xhr.withCredentials = true;
+  xhr.send("user=a");
+  const post = await ws.nextPost("fetch");
+  ws.event(post.id, "response", { status: 200, statusText: "OK", headers: [], url: "http://page.test/login", cookies: ["session=xyz"] });
+  ws.finish(post.id);
+  await waitFor(() => xhr.readyState === 4, "the XHR to finish");
+  assert.deepEqual(seen[1], [2, "session=xyz"]);
+  assert.equal(ws.posts("page.cookie").length, 0);
+});
+
+test("entries that are not strings, or an absent list, change nothing", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const pending = fetch("http://page.test/x");
+  const post = await ws.nextPost("fetch");
+  ws.event(post.id, "response", { status: 200, headers: [], url: "http://page.test/x", cookies: [7, null, "ok=1"] });
+  await pending;
+  assert.equal(document.cookie, "ok=1");
+  const second = fetch("http://page.test/y");
+  const next = await ws.nextPost("fetch");
+  ws.event(next.id, "response", { status: 200, headers: [], url: "http://page.test/y", cookies: "no=1" });
+  await second;
+  assert.equal(document.cookie, "ok=1");
+});
