@@ -122,26 +122,27 @@ export function settleQuietly(client, promise) {
 
 /**
  * Makes `page.identity` the first post of every connection (Client.greeting) and sends it again
- * before a later request when the page's URL changed meanwhile (history.pushState), so the broker
- * judges default cookie paths, SameSite and the default referrer against the URL the page has now.
+ * before a later request when what it says changed meanwhile (the URL after history.pushState, the
+ * languages after a languagechange), so the broker judges default cookie paths, SameSite, the
+ * default referrer and Accept-Language against what the page has now.
  */
 export function createIdentityReporter(client) {
-  let sentUrl = null;
-
+  let sentText = null;
   const settled = (promise) => settleQuietly(client, promise);
 
-  function post() {
-    const body = pageIdentity();
-    sentUrl = body.url;
+  function post(body) {
+    sentText = JSON.stringify(body);
     return { name: "page.identity", body, settled };
   }
 
-  client.greeting = post;
+  client.greeting = () => post(pageIdentity());
   return {
-    /** Before a bridged request or cookie write: a new page.identity if the URL moved since the last. */
+    /** Before a bridged request or cookie write: a new page.identity if it changed since the last. */
     refresh() {
-      if (sentUrl === null || (pageUrl() || "about:blank") === sentUrl) return;
-      const spec = post();
+      if (sentText === null) return;
+      const body = pageIdentity();
+      if (JSON.stringify(body) === sentText) return;
+      const spec = post(body);
       spec.settled(client.exchange({ name: spec.name, body: spec.body }).promise);
     },
   };

@@ -106,6 +106,18 @@ test("after history.pushState the next request is preceded by a new page.identit
   await again;
 });
 
+test("new navigator.languages (a languagechange) are told before the next request, for Accept-Language", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  globalThis.navigator = { userAgent: navigator.userAgent, languages: ["de-DE", "de"] };
+  env.document.cookie = "a=1"; // a cookie write is a request too: the broker stores it for the page
+  const cookiePost = await ws.nextPost("page.cookie");
+  const identities = ws.posts("page.identity");
+  assert.equal(identities.length, 2);
+  assert.deepEqual(identities[1].body.languages, ["de-DE", "de"]);
+  assert.ok(identities[1].id < cookiePost.id);
+});
+
 /** Runs fetch(url, init) and returns the post's body (the request is answered and consumed). */
 async function fetchPost(ws, url, init) {
   const pending = fetch(url, init);
