@@ -5,11 +5,20 @@
 // - a bridged response's non-HttpOnly Set-Cookie lines for the page's host come back as `cookies`
 //   and go through the browser's own setter before the page sees the response; that write is not
 //   posted back (the jar has it already);
-// - a request to the page's scheme and host carries `documentCookie`, so cookies set before the shim
-//   loaded (or by a native request) are sent too.
+// - a request to the page's scheme and host carries `documentCookie`: the page's cookies that the
+//   jar never saw through the shim (set before it loaded, or by a native request), so they are sent
+//   too. Cookies the jar has are left to the jar, which knows their Path (document.cookie does not
+//   say it, and shows cookies a request to another path would not carry).
 
 import { global } from "./env.js";
 import { hasPageSchemeAndHost, settleQuietly } from "./identity.js";
+
+/** The name in a cookie string ("name=value; attributes", or "value" for a nameless cookie). */
+function cookieName(text) {
+  const pair = String(text).split(";", 1)[0];
+  const equals = pair.indexOf("=");
+  return equals < 0 ? "" : pair.slice(0, equals).trim();
+}
 
 /** The accessor the document's `cookie` comes from (Document.prototype in a browser). */
 function findCookieAccessor(doc) {
@@ -30,6 +39,8 @@ export function createCookieBridge(post) {
   const found = doc ? findCookieAccessor(doc) : null;
   const nativeGet = found ? found.descriptor.get : null;
   const nativeSet = found ? found.descriptor.set : null;
+  // Names the jar has had through this page: its writes and the cookies of bridged responses.
+  const jarNames = new Set();
 
   if (found && found.descriptor.configurable) {
     Object.defineProperty(found.owner, "cookie", {
@@ -40,7 +51,10 @@ export function createCookieBridge(post) {
         // A method, so the setter is named `cookie` and is no constructor, as the native one.
         cookie(value) {
           nativeSet.call(this, value); // Throws where the browser refuses (an opaque origin): nothing to post then.
-          if (this === doc) post(String(value));
+          if (this !== doc) return;
+          const text = String(value);
+          jarNames.add(cookieName(text));
+          post(text);
         },
       }.cookie,
     });
@@ -60,6 +74,7 @@ export function createCookieBridge(post) {
     if (!nativeSet || !Array.isArray(lines)) return;
     for (const line of lines) {
       if (typeof line !== "string") continue;
+      jarNames.add(cookieName(line));
       try {
         nativeSet.call(doc, line);
       } catch (_) {
@@ -68,11 +83,14 @@ export function createCookieBridge(post) {
     }
   }
 
-  /** The page's cookies for a request to its own scheme and host, unless credentials are omitted. */
+  /**
+   * For a request to the page's own scheme and host (unless credentials are omitted): the pairs of
+   * document.cookie whose names the jar never had through this page.
+   */
   function documentCookieFor(url, credentials) {
     if (credentials === "omit" || !hasPageSchemeAndHost(url)) return undefined;
-    const cookie = read();
-    return cookie ? cookie : undefined;
+    const pairs = read().split(";").map((pair) => pair.trim()).filter((pair) => pair && !jarNames.has(cookieName(pair)));
+    return pairs.length ? pairs.join("; ") : undefined;
   }
 
   return { read, apply, documentCookieFor };
