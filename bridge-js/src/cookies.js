@@ -1,5 +1,5 @@
 // document.cookie and the broker's cookie jar in step (docs/PROTOCOL.md, `page.cookie` and the
-// `cookies` of a fetch reply; bridge-js/README.md, "Cookies"):
+// `cookies` of a fetch reply; bridge-js/README.md, "The page's identity and cookies"):
 // - a page's own write to document.cookie still goes to the browser, and is posted as `page.cookie`
 //   so the jar stores it too (the broker refuses HttpOnly, as the browser does);
 // - a bridged response's non-HttpOnly Set-Cookie lines for the page's host come back as `cookies`
@@ -47,16 +47,16 @@ export function createCookieBridge(post) {
       configurable: true,
       enumerable: found.descriptor.enumerable,
       get: nativeGet,
-      set: {
-        // A method, so the setter is named `cookie` and is no constructor, as the native one.
-        cookie(value) {
+      // An accessor's own setter, so it is named "set cookie" and is no constructor, as the native one.
+      set: Object.getOwnPropertyDescriptor({
+        set cookie(value) {
           nativeSet.call(this, value); // Throws where the browser refuses (an opaque origin): nothing to post then.
           if (this !== doc) return;
           const text = String(value);
           jarNames.add(cookieName(text));
           post(text);
         },
-      }.cookie,
+      }, "cookie").set,
     });
   }
 

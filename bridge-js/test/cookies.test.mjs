@@ -27,7 +27,7 @@ test("the wrapped accessor stays the document's: same getter, a setter named coo
   const ws = await env.open();
   const descriptor = Object.getOwnPropertyDescriptor(FakeDocument.prototype, "cookie");
   assert.equal(descriptor.configurable, true);
-  assert.equal(descriptor.set.name, "cookie");
+  assert.equal(descriptor.set.name, "set cookie");
   assert.equal("prototype" in descriptor.set, false, "not a constructor");
   document.cookie = 42;
   assert.equal(document.cookie, "42");
