@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "bridge-broker", targets: ["BridgeBroker"]),
         .library(name: "BridgeCore", targets: ["BridgeCore"]),
         .library(name: "BridgeServer", targets: ["BridgeServer"]),
+        .library(name: "BridgeWebView", targets: ["BridgeWebView"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -29,6 +30,11 @@ let package = Package(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CWebKitGTK",
+            pkgConfig: "webkitgtk-6.0",
+            providers: [.apt(["libwebkitgtk-6.0-dev"])]
         ),
         .target(
             name: "BridgeCore",
@@ -65,6 +71,10 @@ let package = Package(
             ]
         ),
         .target(
+            name: "BridgeWebView",
+            dependencies: ["CWebKitGTK", "BridgeCore"]
+        ),
+        .target(
             name: "BridgeTestOrigin",
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -75,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "BridgeBroker",
             dependencies: [
-                "BridgeServer", "BridgeCore", "BridgeWebSocket", "BridgeTestOrigin", "BridgeUpstream",
+                "BridgeServer", "BridgeCore", "BridgeWebSocket", "BridgeTestOrigin", "BridgeUpstream", "BridgeWebView", "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -89,6 +99,11 @@ let package = Package(
             name: "HostAppExample",
             dependencies: ["BridgeServer", "BridgeCore"],
             path: "examples/host-app"
+        ),
+        .executableTarget(
+            name: "WebViewAppExample",
+            dependencies: ["BridgeServer", "BridgeCore", "BridgeWebView", "BridgeTestOrigin", "CWebKitGTK"],
+            path: "examples/webview-app"
         ),
         .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore"]),
         .testTarget(name: "BridgeSQLiteTests", dependencies: ["BridgeSQLite"]),
