@@ -44,7 +44,9 @@ public final class BrokerServer: Sendable {
         broker = Broker(configuration: configuration.broker, logger: logger, metrics: metrics)
         let upstream = HTTPUpstreamClient(proxy: configuration.upstreamProxy, logger: logger)
         self.upstream = upstream
-        let metered: any UpstreamClient = metrics.map { MeteredUpstreamClient(base: upstream, metrics: $0) } ?? upstream
+        let counting = CountingUpstreamClient(base: upstream)
+        upstreamCounter = counting
+        let metered: any UpstreamClient = metrics.map { MeteredUpstreamClient(base: counting, metrics: $0) } ?? counting
         var storeConfiguration = SQLiteCacheStoreConfiguration(directory: configuration.cacheDirectory)
         storeConfiguration.memoryCapacity = configuration.memoryCapacity
         storeConfiguration.diskCapacity = configuration.diskCapacity
@@ -71,6 +73,10 @@ public final class BrokerServer: Sendable {
         }
         webSocket = WebSocketServer(broker: broker, configuration: socket, logger: logger)
     }
+
+    /// Upstream exchanges (origin requests) the broker has started since it was created.
+    public var upstreamRequestCount: Int { upstreamCounter.count }
+    private let upstreamCounter: CountingUpstreamClient
 
     /// The port the server listens on, once started.
     public var port: Int { webSocket.port }

@@ -18,7 +18,9 @@ extension OriginHandler {
     ///   counts the links that finished in `window.preloadedLinks`. `bridge-broker preload --page`
     ///   reads the same page for its list.
     ///
-    /// Every variant names a `data:` favicon, so Chromium does not ask the origin for one.
+    /// Every variant names a `data:` favicon, so Chromium does not ask the origin for one. With
+    /// `document-max-age=N` the page itself is cacheable for N seconds (so `preload` with
+    /// `includePage` can store it); without, it carries no freshness and is not stored.
     func respondPageLoad(_ context: ChannelHandlerContext, to request: OriginRequest) {
         let query = request.query
         let resources = Self.demoResources(query)
@@ -82,6 +84,8 @@ extension OriginHandler {
             \(body)
             </body></html>
             """
-        send(context, status: .ok, type: "text/html; charset=utf-8", body: Array(html.utf8), head: request.head)
+        let maxAge = request.query["document-max-age"].flatMap(Int.init)
+        send(context, status: .ok, type: "text/html; charset=utf-8", body: Array(html.utf8), head: request.head,
+             extra: maxAge.map { [("Cache-Control", "max-age=\($0)")] } ?? [])
     }
 }
