@@ -3,7 +3,7 @@ SWIFT ?= swift
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet bench bench-preload bench-pageload bench-shim bench-fleet conformance host-app clean
+.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-fleet bench-webkit conformance host-app webview-app clean
 
 deps:
 	@scripts/install-deps.sh
@@ -25,6 +25,11 @@ bridge-js/bridge.js: $(wildcard bridge-js/src/*.js bridge-js/tools/*.py)
 run: build
 	$(SWIFT) run bridge-broker serve --port $(PORT) --demo-origin $(DEMO_PORT) $(ARGS)
 
+## The example WebKit host app: a BridgeWebView whose page calls a native handler with a reply
+## and loads resources through the in-process broker (needs a display: xvfb-run -a make webview-app).
+webview-app: deps bridge-js/bridge.js
+	$(SWIFT) run WebViewAppExample
+
 ## The example host app with its own native handlers.
 host-app: deps
 	$(SWIFT) run HostAppExample
@@ -33,11 +38,12 @@ test-deps:
 	@scripts/install-test-deps.sh
 
 ## Every test: Swift unit and integration tests, the shim's node tests, the protocol client tests,
-## the browser tests in headless Chromium, and two brokers sharing a real squid.
+## the browser tests in headless Chromium, two brokers sharing a real squid, and the WebKit host in
+## WebKitGTK under xvfb-run.
 test: test-deps test-shim
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/swift-test.sh
-	$(MAKE) --no-print-directory test-js test-protocol test-browser test-monitor test-fleet
+	$(MAKE) --no-print-directory test-js test-protocol test-browser test-monitor test-fleet test-webkit
 
 test-swift: deps
 	$(SWIFT) test
@@ -50,7 +56,7 @@ test-js: bridge-js/bridge.js
 test-shim:
 	python3 -m pytest -q tests/shim
 
-test-protocol test-browser test-monitor test-fleet: build
+test-protocol test-browser test-monitor test-fleet test-webkit: build
 	python3 -m pytest -q tests/$(subst test-,,$@)
 
 bench: deps
@@ -67,6 +73,12 @@ bench-preload: test-deps
 bench-pageload: test-deps bridge-js/bridge.js
 	$(SWIFT) build -c release --product bridge-broker
 	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_pageload.py $(ARGS)
+
+## The seed's four-way table in WebKit (WebKitGTK under xvfb-run): WebKit cold, WebKit after the
+## hidden view of <link rel=preload>, the shim over the WebSocket and this host, after preload.
+bench-webkit: test-deps bridge-js/bridge.js
+	$(SWIFT) build -c release --product bridge-broker
+	BRIDGE_BROKER_BINARY=.build/release/bridge-broker xvfb-run -a python3 scripts/bench_webkit.py $(ARGS)
 
 ## The shim's size and its load-to-evaluated time in headless Chromium, against other builds (ARGS='--rev REV').
 bench-shim: test-deps

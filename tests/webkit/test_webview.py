@@ -1,0 +1,64 @@
+"""The WebKit host (BridgeWebView) in real WebKitGTK under xvfb-run: the shim injected at document
+start talks to the broker through script message handlers with replies, with no WebSocket."""
+import time
+
+from webkit_support import open_page
+
+
+def result_of(report):
+    result = report["result"]
+    assert "error" not in result, result["error"]
+    return result
+
+
+def test_native_handlers_reply_reject_and_send_events_and_cross_origin_fetch_needs_no_cors(origin, other_origin):
+    report = open_page(f"{origin.url}/pages/handlers.html?other={other_origin.url}")
+    result = result_of(report)
+    assert result["transport"] == "webkit"
+    assert result["echo"] == {"hello": "WebKit", "n": [1, 2]}
+    assert result["rejected"] is not None and "url" in result["rejected"]["message"]
+    assert result["events"][0] == "response" and "progress" in result["events"]
+    assert result["replyStatus"] == 200
+    assert result["cors"] == {"status": 200, "body": {"from": "an origin without CORS headers"}}
+    # The page's requests went through the broker: WebKit itself loaded the document only.
+    assert report["webKitRequests"] == 1
+    assert report["bridged"] >= 2
+
+
+def test_a_5_mib_binary_body_arrives_byte_for_byte(origin):
+    result = result_of(open_page(f"{origin.url}/pages/binary.html?n=5242880"))
+    assert result["bridged"] is True
+    assert result["length"] == 5242880
+    assert result["mismatches"] == 0, f"first wrong byte at {result['first']}"
+
+
+def test_abort_cancels_the_upstream_request(origin):
+    result = result_of(open_page(f"{origin.url}/pages/abort.html"))
+    assert result["outcome"] == "AbortError"
+    deadline = time.time() + 5
+    while time.time() < deadline and origin.state.slow["aborted"] < 1:
+        time.sleep(0.05)
+    assert origin.state.slow == {"started": 1, "aborted": 1, "completed": 0}
+
+
+def test_a_reload_resets_the_transport(origin):
+    result = result_of(open_page(f"{origin.url}/pages/reload.html"))
+    assert result == {"echo": {"after": "reload"}, "status": 200}
+    # The slow fetch in flight when the page reloaded was cancelled upstream.
+    deadline = time.time() + 5
+    while time.time() < deadline and origin.state.slow["aborted"] < 1:
+        time.sleep(0.05)
+    assert origin.state.slow["aborted"] == 1 and origin.state.slow["completed"] == 0
+
+
+def test_a_preloaded_page_loads_with_zero_origin_requests(origin):
+    page = f"{origin.url}/pages/preloaded.html?max-age=600"
+    resources = [f"{origin.url}/static/{name}.js" for name in "abc"]
+    arguments = ["--include-page"] + [argument for url in resources for argument in ("--preload", url)]
+    report = open_page(page, *arguments)
+    result = result_of(report)
+    assert result["bridged"] is True and len(result["sizes"]) == 3
+    assert report["documentFromBroker"] is True
+    assert report["originRequests"] == 0, report
+    # The origin saw the preload only: the page and its three resources, once each.
+    assert origin.state.count() == 4
