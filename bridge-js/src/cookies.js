@@ -11,7 +11,7 @@
 //   say it, and shows cookies a request to another path would not carry).
 
 import { global } from "./env.js";
-import { hasPageSchemeAndHost, settleQuietly } from "./identity.js";
+import { hasPageSchemeAndHost, isHttpPage, settleQuietly } from "./identity.js";
 
 /** The name in a cookie string ("name=value; attributes", or "value" for a nameless cookie). */
 function cookieName(text) {
@@ -99,6 +99,8 @@ export function createCookieBridge(post) {
 /** What a page write to document.cookie posts: `page.cookie`, after a new `page.identity` if the URL moved. */
 export function pageCookieSender(client, identity) {
   return (cookie) => {
+    // The jar keeps cookies of http(s) pages only (a file: page has none in a browser either).
+    if (!isHttpPage()) return;
     identity.refresh();
     settleQuietly(client, client.exchange({ name: "page.cookie", body: { cookie } }).promise);
   };

@@ -72,7 +72,7 @@ export function resolveReferrer(value) {
   if (value === "") return "";
   const page = pageUrl();
   if (value === undefined || value === null || value === "about:client" || value === "client") {
-    return page && isHttpUrl(absoluteUrl(page)) ? page : "";
+    return isHttpPage() ? page : "";
   }
   const url = absoluteUrl(value);
   if (!url || !isHttpUrl(url)) return "";
@@ -113,11 +113,18 @@ export function hasPageSchemeAndHost(url) {
 // A broker without the handler (older than page.identity) or a connection that closed: nothing to report.
 const QUIET_ERRORS = ["unknown_handler", "network", "cancelled"];
 
-/** A post whose failure the page need not hear of, unless the broker refused it for a reason. */
-export function settleQuietly(client, promise) {
+/** A post whose failure the page need not hear of, unless the broker refused it for a reason (not one of `alsoQuiet`). */
+export function settleQuietly(client, promise, alsoQuiet) {
   promise.catch((error) => {
-    if (!(error && QUIET_ERRORS.includes(error.code))) client.report(error);
+    const code = error && error.code;
+    if (!(QUIET_ERRORS.includes(code) || (alsoQuiet && alsoQuiet.includes(code)))) client.report(error);
   });
+}
+
+/** Whether the page is an http(s) document: the only kind with a URL the broker's cookie and referrer rules take. */
+export function isHttpPage() {
+  const page = pageUrl();
+  return Boolean(page) && isHttpUrl(absoluteUrl(page));
 }
 
 /**
@@ -128,7 +135,9 @@ export function settleQuietly(client, promise) {
  */
 export function createIdentityReporter(client) {
   let sentText = null;
-  const settled = (promise) => settleQuietly(client, promise);
+  // A page that is not http(s) (file:, an app's own scheme in a WebView) still tells its user agent
+  // and languages; a broker that wants an http(s) URL refuses it with bad_request, which is no news.
+  const settled = (promise) => settleQuietly(client, promise, isHttpPage() ? null : ["bad_request"]);
 
   function post(body) {
     sentText = JSON.stringify(body);

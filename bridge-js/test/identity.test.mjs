@@ -70,6 +70,27 @@ test("a broker that refuses the identity for a reason (forbidden) is reported as
   }
 });
 
+test("a page that is not http(s) still tells its user agent; a broker's bad_request for its URL is no news, and cookie writes stay local", async () => {
+  const env = loadBridge({ pageUrl: "file:///home/me/app/index.html", identityReply: "bad_request" });
+  const reports = watchReports(env);
+  try {
+    const ws = await env.open();
+    assert.equal(ws.posts("page.identity")[0].body.url, "file:///home/me/app/index.html");
+    assert.equal(ws.posts("page.identity")[0].body.userAgent, "FakeBrowser/1.0 (bridge-js tests)");
+    document.cookie = "a=1";
+    const pending = fetch("https://api.example.com/x");
+    const post = await ws.nextPost("fetch");
+    assert.equal(post.body.referrer, "", "no referrer from a file: page");
+    assert.equal(ws.posts("page.cookie").length, 0);
+    ws.respond(post.id);
+    ws.finish(post.id);
+    await pending;
+    assert.deepEqual([reports.warnings, reports.errors], [[], []]);
+  } finally {
+    reports.restore();
+  }
+});
+
 test("an identity too large to go early holds every post until the hello, so it stays the first", async () => {
   const env = loadBridge({ pageUrl: `http://page.test/app/?${"x".repeat(1200)}` });
   const reply = env.bridge.post("echo", "small");
