@@ -32,19 +32,22 @@ struct FetchExchange: Sendable {
         var body = request.body
         var redirected = false
         var hops = 0
+        // A body streamed as binary frames is kept while it is read, so a 307 or 308 can resend it.
+        let tape: RequestBodyTape? = if case .stream = body { RequestBodyTape(channel: call.requestBody().channel) } else { nil }
         while true {
             let verdict = handler.rules.check(FetchRequest.ruleForm(of: url))
             if case .refused(let reason) = verdict { throw BridgeError(.forbidden, reason) }
             let anyAddress = verdict == .anyAddress
             let upstreamRequest = UpstreamRequest(
-                url: url, method: method, headers: headers, body: try upstreamBody(body), deadline: deadline,
+                url: url, method: method, headers: headers, body: try upstreamBody(body, tape: tape), deadline: deadline,
                 addressAllowed: { address in anyAddress || (IPAddress(address)?.isPublic ?? false) },
                 anyAddressAllowed: anyAddress
             )
             trace.connecting(url: url)
             let exchange = try await handler.exchange(upstreamRequest, mode: request.cache)
             let response = exchange.response
-            guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"] else {
+            // Location's bytes are read as UTF-8, as browsers do.
+            guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"].map(ByteString.utf8Text) else {
                 return FinalHop(exchange: exchange, url: url, method: method, redirected: redirected)
             }
             switch request.redirect {
@@ -72,8 +75,16 @@ struct FetchExchange: Sendable {
                 for name in ["content-type", "content-length", "content-encoding", "content-language", "content-location"] {
                     headers.remove(name)
                 }
-            } else if case .stream = body {
-                throw BridgeError(.network, "\(url) answered \(response.status), and a streamed body cannot be sent again")
+            } else if case .stream(let length) = body, let tape {
+                // As the Fetch standard: a body without a known length came from a stream, which
+                // cannot be sent again; a known one is resent from what the tape kept.
+                guard length != nil else {
+                    throw BridgeError(.network, "\(url) answered \(response.status), and a streamed body (no length) cannot be sent again")
+                }
+                guard await !tape.overflowed else {
+                    throw BridgeError(
+                        .network, "\(url) answered \(response.status), and a body over \(RequestBodyTape.replayLimit) bytes is not kept to be sent again")
+                }
             }
             if origin(of: next) != origin(of: url) { headers.remove("authorization") }
             url = next
@@ -87,7 +98,7 @@ struct FetchExchange: Sendable {
         return url[url.startIndex..<end]
     }
 
-    private func upstreamBody(_ body: FetchRequest.Body) throws(BridgeError) -> UpstreamRequestBody {
+    private func upstreamBody(_ body: FetchRequest.Body, tape: RequestBodyTape?) throws(BridgeError) -> UpstreamRequestBody {
         switch body {
         case .none:
             return .none
@@ -107,11 +118,16 @@ struct FetchExchange: Sendable {
                 return Array(chunk)
             }
         case .stream(let length):
-            let channel = call.requestBody().channel
+            guard let tape else { return .none }
             let progress = UploadProgress(call: call, total: length, enabled: request.progress)
             let received = Mutex(0)
+            let cursor = Mutex(0)
             return .stream(length: length) {
-                guard let chunk = try await channel.next() else {
+                let index = cursor.withLock { index in
+                    defer { index += 1 }
+                    return index
+                }
+                guard let chunk = try await tape.chunk(at: index) else {
                     let total = received.withLock { $0 }
                     if let length, total != length {
                         throw BridgeError(.badRequest, "the body had \(total) bytes, not the announced length \(length)")
