@@ -57,6 +57,12 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         case "status":
             let code = Int(parts.dropFirst().first ?? "") ?? 200
             send(context, status: HTTPResponseStatus(statusCode: code), type: "text/plain", body: Array("status \(code)".utf8), head: request.head)
+        case "reason":
+            // `/reason?code=N&phrase=P&value=V`: status N with reason phrase P and `X-Value: V` (its UTF-8 bytes).
+            let code = Int(request.query["code"] ?? "") ?? 200
+            let status = HTTPResponseStatus.custom(code: UInt(code), reasonPhrase: request.query["phrase"] ?? "")
+            send(context, status: status, type: "text/plain", body: Array("reason".utf8), head: request.head,
+                 extra: [("X-Value", request.query["value"] ?? ""), ("Cache-Control", "no-store")])
         case "redirect":
             let remaining = Int(parts.dropFirst().first ?? "") ?? 0
             if remaining <= 0 {

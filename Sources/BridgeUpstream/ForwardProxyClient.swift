@@ -102,7 +102,8 @@ struct ForwardProxyClient: Sendable {
         channel.read()
         let responseHead = try await handler.head.futureResult.get()
         var headers = HeaderList()
-        for field in responseHead.headers { headers.add(field.name, field.value) }
+        // Values as byte strings (ByteString): this parser gives them decoded as UTF-8.
+        for field in responseHead.headers { headers.add(field.name, ByteString.from(utf8Text: field.value)) }
         let encoding = headers["content-encoding"]?.lowercased()
         let decoded = encoding.map { ["gzip", "deflate", "x-gzip"].contains($0) } ?? false
         let body = ProxyBody(exchange: exchange, handler: handler)

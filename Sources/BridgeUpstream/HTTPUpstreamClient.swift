@@ -61,6 +61,8 @@ public final class HTTPUpstreamClient: UpstreamClient {
         // A refused connection must fail the fetch at once, as in a browser, not after the
         // pool has retried for the whole connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // Reason phrases and header values as sent, byte for byte (RawResponseHead).
+        configuration.http1_1ConnectionDebugInitializer = { RawResponseHead.install(on: $0) }
         return HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
     }
 
@@ -100,12 +102,15 @@ public final class HTTPUpstreamClient: UpstreamClient {
             throw HTTPUpstreamClient.translate(error, url: request.url)
         }
         var headers = HeaderList()
-        for field in response.headers { headers.add(field.name, field.value) }
+        // HTTP/1 values are byte strings already (RawResponseHead); HTTP/2's come decoded as UTF-8.
+        let http1 = response.version.major < 2
+        for field in response.headers { headers.add(field.name, http1 ? field.value : ByteString.from(utf8Text: field.value)) }
         let encoding = headers["content-encoding"]?.lowercased()  // HeaderList trims values.
         let decoded = encoding.map { ["gzip", "deflate", "x-gzip"].contains($0) } ?? false
         let iterator = BodyIterator(response.body.makeAsyncIterator(), url: request.url)
         return UpstreamResponse(
-            status: Int(response.status.code), statusText: response.status.reasonPhrase, headers: headers,
+            // HTTP/2 has no reason phrase: a browser shows "".
+            status: Int(response.status.code), statusText: http1 ? response.status.reasonPhrase : "", headers: headers,
             body: UpstreamResponseBody(decoded: decoded, nextFrame: { try await iterator.nextFrame(headroom: $0, limit: $1) }) {
                 try await iterator.next()
             }

@@ -21,6 +21,39 @@ import Testing
         #expect(recorder.events.last?.body == ["phase": "download", "loaded": 23, "total": 23])
     }
 
+    @Test func reasonPhraseAndHeaderBytesArriveAsSent() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        // "café" as UTF-8 on the wire: c3 a9 for the é.
+        let url = harness.origin.url("/reason?code=299&phrase=Custom%20Reason&value=caf%C3%A9")
+        let bytes = try await client.post("fetch", ["url": .string(url), "headerEncoding": "latin1"])
+        #expect(bytes["status"] == 299)
+        #expect(bytes["statusText"] == "Custom Reason")
+        let latin1 = Self.value(of: "x-value", in: bytes)
+        #expect(latin1.map { $0.unicodeScalars.map { $0.value } } == [0x63, 0x61, 0x66, 0xC3, 0xA9])
+        let text = try await client.post("fetch", ["url": .string(url)])
+        #expect(Self.value(of: "x-value", in: text) == "café", "the default reads the bytes as UTF-8")
+        let known = try await client.post("fetch", ["url": .string(harness.origin.url("/reason?code=200&phrase=Fine%20By%20Me"))])
+        #expect(known["statusText"] == "Fine By Me", "a known status keeps the phrase the origin sent")
+        let empty = try await client.post("fetch", ["url": .string(harness.origin.url("/reason?code=404"))])
+        #expect(empty["statusText"] == "")
+        do {
+            _ = try await client.post("fetch", ["url": .string(url), "headerEncoding": "ascii"])
+            Issue.record("an unknown headerEncoding was accepted")
+        } catch {
+            #expect("\(error)".contains("bad_request"))
+        }
+    }
+
+    static func value(of name: String, in reply: JSONValue) -> String? {
+        for pair in reply["headers"]?.arrayValue ?? [] where pair.arrayValue?.first?.stringValue == name {
+            return pair.arrayValue?.last?.stringValue
+        }
+        return nil
+    }
+
     @Test func binaryMegabyteArrivesByteForByte() async throws {
         let harness = try await BrokerHarness.start()
         defer { Task { await harness.stop() } }

@@ -83,6 +83,8 @@ class FetchRun {
       headers: plan.headers,
       redirect: plan.redirect,
       responseBody: "binary",
+      // Header values and statusText one code unit per byte, as the browser's Headers (ByteString).
+      headerEncoding: "latin1",
       // fetch() has no progress API and the loading bar follows the group's progress, which the
       // broker reports either way: per-request progress events would be frames nobody reads.
       progress: false,

@@ -328,6 +328,8 @@ export function createXMLHttpRequestClass(context) {
         headers: this.requestHeaders.map((pair) => [pair[0], pair[1]]),
         redirect: "follow",
         responseBody: "binary",
+        // Header values and statusText one code unit per byte, as getResponseHeader gives them.
+        headerEncoding: "latin1",
         timeout: this.requestTimeout > 0 ? this.requestTimeout : context.config.requestTimeout,
         credentials,
         mode: "cors",

@@ -185,3 +185,26 @@ test("XHR: a byte order mark picks the text encoding over the charset", async ()
     assert.equal(xhr.responseText, "hi", type);
   }
 });
+
+test("fetch and XHR ask for header bytes as Latin-1 and give them as they come: one code unit per byte", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const pending = fetch("https://api.example.com/bytes");
+  const post = await ws.nextPost("fetch");
+  assert.equal(post.body.headerEncoding, "latin1");
+  ws.respond(post.id, { status: 299, statusText: "Tr\u00c3\u00a8s bien", headers: [["x-name", "caf\u00e9 \u00c3\u00a9"]] });
+  const response = await pending;
+  assert.equal(response.statusText, "Tr\u00c3\u00a8s bien");
+  assert.equal(response.headers.get("x-name"), "caf\u00e9 \u00c3\u00a9");
+
+  const xhr = new XMLHttpRequest();
+  xhr.open("GET", "https://api.example.com/bytes");
+  xhr.send();
+  const second = await ws.nextPost("fetch");
+  assert.equal(second.body.headerEncoding, "latin1");
+  ws.respond(second.id, { status: 200, statusText: "Fine", headers: [["x-name", "\u00ff"]] });
+  ws.finish(second.id);
+  await loadend(xhr);
+  assert.equal(xhr.getResponseHeader("x-name"), "\u00ff");
+  assert.equal(xhr.statusText, "Fine");
+});

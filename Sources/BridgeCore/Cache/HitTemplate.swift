@@ -35,7 +35,10 @@ final class HitTemplate: Sendable {
         noCache = entry.directives.noCache
         contentType = entry.headers["content-type"]
         // As Storability.headersForServing: no withheld fields, one `age` field where the first one was.
+        // Values written as `headerEncoding: utf8` asks (the default); a `latin1` request for an
+        // entry with other than ASCII values takes the task's path (FetchHandler+Immediate).
         let fields = entry.headers.removing(Storability.withheldFields(entry.headers, revalidated: false)).fields
+            .map { (name: $0.name, value: ByteString.utf8Text($0.value)) }
         let ageIndex = fields.firstIndex { $0.name.lowercased() == "age" } ?? fields.count
         var before = JSONWriter(capacity: 512)
         before.appendRaw("[")

@@ -15,7 +15,7 @@ public enum Invalidation {
         var result = [CacheKey.primary(for: request.url)]
         guard let base = URL(string: request.url), let origin = Origin(base) else { return result }
         for name in ["location", "content-location"] {
-            guard let reference = responseHeaders.first(name),
+            guard let reference = responseHeaders.first(name).map(ByteString.utf8Text),
                   let target = URL(string: reference, relativeTo: base)?.absoluteURL,
                   Origin(target) == origin
             else { continue }

@@ -8,8 +8,8 @@ extension FetchExchange {
         var cache: JSONValue = ["status": .string(exchange.status.rawValue)]
         if let age = exchange.age { cache = ["status": .string(exchange.status.rawValue), "age": .integer(age)] }
         let head: [(key: String, value: JSONValue)] = [
-            ("url", .string(url)), ("status", .integer(response.status)), ("statusText", .string(response.statusText)),
-            ("headers", headers.json), ("redirected", .bool(redirected)), ("cache", cache),
+            ("url", .string(url)), ("status", .integer(response.status)), ("statusText", .string(request.written(statusText: response.statusText))),
+            ("headers", request.written(headers).json), ("redirected", .bool(redirected)), ("cache", cache),
         ]
         await call.sendEvent("response", .object(JSONObject(head)))
 

@@ -31,7 +31,11 @@ extension FetchHandler: ImmediateBridgeHandler {
         let follows = request.redirect != .manual
         guard let hit = cache.immediateHit(
             url: request.url, headers: request.headers, mode: request.cache, bodyLimit: bodyLimit,
-            accept: { entry in !(follows && Self.redirectStatuses.contains(entry.status) && entry.headers.contains("location")) })
+            accept: { entry in
+                !(follows && Self.redirectStatuses.contains(entry.status) && entry.headers.contains("location"))
+                    // The kept JSON writes values as UTF-8 text: other bytes in latin1 take the task's path.
+                    && (request.headerEncoding == .utf8 || entry.headers.fields.allSatisfy { $0.value.utf8.allSatisfy { $0 < 0x80 } })
+            })
         else { return nil }
         return ImmediateHitDelivery(call: call, request: request, hit: hit).run()
     }

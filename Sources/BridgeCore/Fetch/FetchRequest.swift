@@ -38,6 +38,13 @@ public enum ResponseBodyMode: String, Sendable {
     case text, base64, binary, none
 }
 
+/// How response header values and the reason phrase are written in the reply and the `response`
+/// event: `utf8` decodes their bytes as UTF-8 (the default, as the broker always did); `latin1`
+/// gives one character per byte, as a browser's `Headers` and `statusText` do (*addition*).
+public enum HeaderEncoding: String, Sendable {
+    case utf8, latin1
+}
+
 /// What a fetch does with a redirect.
 public enum RedirectMode: String, Sendable {
     case follow, manual, error
@@ -65,6 +72,8 @@ public struct FetchRequest: Sendable {
     public var progress: Bool
     /// The page load this request belongs to.
     public var group: String?
+    /// How header values and the reason phrase are written back.
+    public var headerEncoding: HeaderEncoding = .utf8
 
     /// A request body as the client gave it.
     public enum Body: Sendable, Equatable {
@@ -124,6 +133,22 @@ public struct FetchRequest: Sendable {
         }
         progress = try FetchRequest.bool(object, "progress") ?? true
         group = try FetchRequest.string(object, "group")
+        if let name = try FetchRequest.string(object, "headerEncoding") {
+            guard let encoding = HeaderEncoding(rawValue: name) else {
+                throw BridgeError(.badRequest, "unknown headerEncoding \"\(name)\"; use utf8 or latin1")
+            }
+            headerEncoding = encoding
+        }
+    }
+
+    /// `headers` (values as byte strings, `ByteString`) as this request asks them written.
+    func written(_ headers: HeaderList) -> HeaderList {
+        headerEncoding == .latin1 ? headers : ByteString.utf8Text(headers)
+    }
+
+    /// A reason phrase (a byte string) as this request asks it written.
+    func written(statusText: String) -> String {
+        headerEncoding == .latin1 ? statusText : ByteString.utf8Text(statusText)
     }
 
     /// Normalises an absolute http(s) URL as a browser serialises it: lower-case scheme and host,
