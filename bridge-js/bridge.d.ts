@@ -76,7 +76,7 @@ declare global {
   type BridgeUrlPattern = string | RegExp;
 
   /** "fetch xhr" (default), "fetch", "xhr", "none", true, false, or {fetch, xhr}. */
-  type BridgePatchTargets = string | string[] | boolean | { fetch?: boolean; xhr?: boolean };
+  type BridgePatchTargets = string | string[] | boolean | { fetch?: boolean; xhr?: boolean; eventSource?: boolean };
 
   interface BridgeConnectOptions {
     /** ws(s):// URL of the broker's /bridge endpoint; an http(s) origin becomes ws(s)://host/bridge. */
@@ -211,7 +211,7 @@ declare global {
     hideLoadingBar(): void;
 
     /** Which globals are patched now. */
-    readonly patched: { fetch: boolean; xhr: boolean };
+    readonly patched: { fetch: boolean; xhr: boolean; eventSource: boolean };
     /** Patches fetch and/or XMLHttpRequest (both by default), optionally with new include/exclude rules. */
     patch(targets?: BridgePatchTargets, rules?: { include?: BridgeUrlPattern | BridgeUrlPattern[]; exclude?: BridgeUrlPattern | BridgeUrlPattern[] }): void;
     /** Restores the native fetch and XMLHttpRequest. */
@@ -225,6 +225,10 @@ declare global {
     readonly XMLHttpRequest: { new (): XMLHttpRequest; prototype: XMLHttpRequest; readonly UNSENT: 0; readonly OPENED: 1; readonly HEADERS_RECEIVED: 2; readonly LOADING: 3; readonly DONE: 4 } | null;
     /** The XMLHttpRequest the page had before the shim. */
     readonly NativeXMLHttpRequest: typeof XMLHttpRequest | null;
+    /** The bridged EventSource class (what the global is when patched). */
+    readonly EventSource: typeof EventSource | null;
+    /** The EventSource the page had before the shim. */
+    readonly NativeEventSource: typeof EventSource | null;
 
     readonly BridgeError: BridgeErrorConstructor;
   }

@@ -14,10 +14,10 @@ import { hasOwn } from "./util.js";
  * BridgeXMLHttpRequest} as main.js builds them.
  */
 export function createApi(shim) {
-  const { config, emitter, client, pageProgress, context, fetches, BridgeXMLHttpRequest } = shim;
+  const { config, emitter, client, pageProgress, context, fetches, BridgeXMLHttpRequest, BridgeEventSource } = shim;
 
   function patch(targets, rules) {
-    const wanted = targets === undefined ? { fetch: true, xhr: true } : parsePatch(targets);
+    const wanted = targets === undefined ? { fetch: true, xhr: true, eventSource: true } : parsePatch(targets);
     if (rules && (hasOwn(rules, "include") || hasOwn(rules, "exclude"))) {
       context.rules = new UrlRules(rules.include, rules.exclude);
     }
@@ -27,6 +27,9 @@ export function createApi(shim) {
     else if (global.fetch === fetches.fetch) global.fetch = context.nativeFetch;
     if (context.patches.xhr) global.XMLHttpRequest = BridgeXMLHttpRequest;
     else if (global.XMLHttpRequest === BridgeXMLHttpRequest) global.XMLHttpRequest = context.NativeXHR;
+    context.patches.eventSource = Boolean(wanted.eventSource && BridgeEventSource);
+    if (context.patches.eventSource) global.EventSource = BridgeEventSource;
+    else if (BridgeEventSource && global.EventSource === BridgeEventSource) global.EventSource = context.NativeEventSource;
   }
 
   function post(name, body, options) {
@@ -91,12 +94,14 @@ export function createApi(shim) {
     progress: { get: () => pageProgress.value, enumerable: true },
     loading: { get: () => !pageProgress.done, enumerable: true },
     group: { get: () => pageProgress.group, enumerable: true },
-    patched: { get: () => ({ fetch: context.patches.fetch, xhr: context.patches.xhr }), enumerable: true },
+    patched: { get: () => ({ fetch: context.patches.fetch, xhr: context.patches.xhr, eventSource: context.patches.eventSource }), enumerable: true },
     BridgeError: { value: BridgeError },
     fetch: { value: fetches.bridgedFetch },
     nativeFetch: { value: context.nativeFetch },
     XMLHttpRequest: { value: BridgeXMLHttpRequest },
     NativeXMLHttpRequest: { value: context.NativeXHR },
+    EventSource: { value: BridgeEventSource },
+    NativeEventSource: { value: context.NativeEventSource },
   });
   return api;
 }

@@ -33,13 +33,16 @@ function tokenFromUrl(url) {
 }
 
 export function parsePatch(value) {
-  if (value === undefined || value === null || value === "" || value === true) return { fetch: true, xhr: true };
-  if (value === false) return { fetch: false, xhr: false };
-  if (typeof value === "object" && !Array.isArray(value)) return { fetch: Boolean(value.fetch), xhr: Boolean(value.xhr) };
+  if (value === undefined || value === null || value === "" || value === true) return { fetch: true, xhr: true, eventSource: true };
+  if (value === false) return { fetch: false, xhr: false, eventSource: false };
+  if (typeof value === "object" && !Array.isArray(value)) {
+    return { fetch: Boolean(value.fetch), xhr: Boolean(value.xhr), eventSource: Boolean(value.eventSource) };
+  }
   const words = parseList(value).map((word) => String(word).toLowerCase());
   return {
     fetch: words.includes("fetch"),
     xhr: words.includes("xhr") || words.includes("xmlhttprequest"),
+    eventSource: words.includes("eventsource"),
   };
 }
 

@@ -4,8 +4,8 @@
  * Classic script:  <script src="http://127.0.0.1:8787/bridge.js" data-token="..."></script>
  * ES module:       import "http://127.0.0.1:8787/bridge.js";  then use globalThis.BridgeBroker
  *
- * It defines globalThis.BridgeBroker, connects to the broker the script came from, patches fetch
- * and XMLHttpRequest (opt-out with data-patch="none"), polyfills window.webkit.messageHandlers
+ * It defines globalThis.BridgeBroker, connects to the broker the script came from, patches fetch,
+ * XMLHttpRequest and EventSource (opt-out with data-patch="none"), polyfills window.webkit.messageHandlers
  * outside a real WKWebView and reports page-load progress. See README.md beside src/ and
  * docs/PROTOCOL.md for the wire protocol.
  *
@@ -21,6 +21,7 @@ import { MARKER } from "./constants.js";
 import { createCookieBridge, pageCookieSender } from "./cookies.js";
 import { Emitter } from "./emitter.js";
 import { global } from "./env.js";
+import { createEventSourceClass } from "./eventsource.js";
 import { createFetch } from "./fetch.js";
 import { createIdentityReporter } from "./identity.js";
 import { insideRealWebKit, installMessageHandlersPolyfill } from "./message-handlers.js";
@@ -61,7 +62,8 @@ function start() {
     progress: pageProgress,
     nativeFetch: typeof global.fetch === "function" ? global.fetch : null,
     NativeXHR: typeof global.XMLHttpRequest === "function" ? global.XMLHttpRequest : null,
-    patches: { fetch: false, xhr: false },
+    NativeEventSource: typeof global.EventSource === "function" ? global.EventSource : null,
+    patches: { fetch: false, xhr: false, eventSource: false },
     identity,
     cookies: createCookieBridge(pageCookieSender(client, identity)),
     rules: new UrlRules(config.include, config.exclude),
@@ -73,7 +75,8 @@ function start() {
 
   const fetches = createFetch(context);
   const BridgeXMLHttpRequest = typeof global.EventTarget === "function" ? createXMLHttpRequestClass(context) : null;
-  const api = createApi({ config, emitter, client, pageProgress, context, fetches, BridgeXMLHttpRequest });
+  const BridgeEventSource = typeof global.EventTarget === "function" ? createEventSourceClass(context) : null;
+  const api = createApi({ config, emitter, client, pageProgress, context, fetches, BridgeXMLHttpRequest, BridgeEventSource });
 
   emitter.on("group.progress", (body) => pageProgress.onGroupProgress(body));
   const doc = global.document;

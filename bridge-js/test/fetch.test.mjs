@@ -402,7 +402,7 @@ test("data-patch=none leaves fetch alone; BridgeBroker.fetch still bridges; patc
   const env = loadBridge({ attributes: { "data-patch": "none" } });
   const ws = await env.open();
   assert.equal(globalThis.fetch, env.nativeFetch);
-  assert.deepEqual(env.bridge.patched, { fetch: false, xhr: false });
+  assert.deepEqual(env.bridge.patched, { fetch: false, xhr: false, eventSource: false });
   const pending = env.bridge.fetch("https://example.com/explicit");
   const post = await ws.nextPost("fetch");
   assert.equal(post.body.url, "https://example.com/explicit");
@@ -411,7 +411,7 @@ test("data-patch=none leaves fetch alone; BridgeBroker.fetch still bridges; patc
 
   env.bridge.patch("fetch");
   assert.notEqual(globalThis.fetch, env.nativeFetch);
-  assert.deepEqual(env.bridge.patched, { fetch: true, xhr: false });
+  assert.deepEqual(env.bridge.patched, { fetch: true, xhr: false, eventSource: false });
   env.bridge.unpatch();
   assert.equal(globalThis.fetch, env.nativeFetch);
 });

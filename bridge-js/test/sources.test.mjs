@@ -8,7 +8,7 @@ test("src/main.js imported as an ES module defines BridgeBroker, patches the pag
   const env = await loadBridgeSources({ config: { url: "ws://127.0.0.1:9999/bridge", token: "t" } });
   assert.equal(typeof env.bridge.post, "function");
   assert.equal(globalThis.XMLHttpRequest, env.bridge.XMLHttpRequest);
-  assert.deepEqual(env.bridge.patched, { fetch: true, xhr: true });
+  assert.deepEqual(env.bridge.patched, { fetch: true, xhr: true, eventSource: true });
   const ws = await env.open();
   assert.equal(ws.url, "ws://127.0.0.1:9999/bridge?token=t");
   const reply = env.bridge.post("echo", { a: 1 });

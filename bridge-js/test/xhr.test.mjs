@@ -471,7 +471,7 @@ test("the broker's own origin and non-http URLs use the native XMLHttpRequest", 
 test("data-patch=fetch leaves XMLHttpRequest native", () => {
   const env = loadBridge({ attributes: { "data-patch": "fetch" } });
   assert.equal(globalThis.XMLHttpRequest, FakeNativeXHR);
-  assert.deepEqual(env.bridge.patched, { fetch: true, xhr: false });
+  assert.deepEqual(env.bridge.patched, { fetch: true, xhr: false, eventSource: false });
 });
 
 test("withCredentials can be set before send only", async () => {

@@ -162,7 +162,8 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
         """An event stream: `events` is the body (percent-decoded) sent after `delay` ms; with
         `id`, the stream counts its opens and, from the second open on, sends `again` instead,
         and echoes the Last-Event-ID it got as a comment; `type` overrides the content type,
-        `s` the status; `hold` keeps the connection open that many ms after the body."""
+        `s` the status; `hold` keeps the connection open that many ms after the body (and
+        notes `ID:closed` when the client closed it first)."""
         key = arg("id")
         last = self.headers.get("Last-Event-ID")
         with self.sse_lock:
@@ -184,7 +185,9 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
             if hold:
                 self.connection.settimeout(hold / 1000)
                 try:
-                    self.connection.recv(1)
+                    if self.connection.recv(1) == b"" and key:
+                        with self.sse_lock:
+                            self.sse_opens[key + ":closed"] = True
                 except (TimeoutError, OSError):
                     pass
         except OSError:
