@@ -4,6 +4,7 @@
 
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "./constants.js";
 import { global } from "./env.js";
+import { identityFields } from "./identity.js";
 import { absoluteUrl } from "./urls.js";
 import { domException } from "./util.js";
 import { defineEventHandlers, mimeEssence } from "./xhr-support.js";
@@ -123,6 +124,10 @@ export function createEventSourceClass(context) {
       this.resetEvent();
       this.parser = new EventStreamParser((line) => live() && this.onLine(line));
       this.origin = new URL(this.sourceUrl).origin;
+      context.identity.refresh();
+      // The HTML standard's request: mode cors, credentials from withCredentials, the page's referrer and policy.
+      const credentials = this.credentials ? "include" : "same-origin";
+      const documentCookie = context.cookies.documentCookieFor(new URL(this.sourceUrl), credentials);
       const exchange = context.client.exchange({
         name: "fetch",
         body: {
@@ -134,8 +139,8 @@ export function createEventSourceClass(context) {
           responseBody: "binary",
           headerEncoding: "latin1",
           progress: false,
-          credentials: this.credentials ? "include" : "same-origin",
           timeout: DEFAULT_REQUEST_TIMEOUT_MS,
+          ...identityFields({ credentials, mode: "cors" }, documentCookie),
         },
         onEvent: (name, payload) => live() && name === "response" && this.onResponse(payload || {}),
         onBinary: (chunk) => live() && this.state === OPEN && this.parser.push(chunk),
@@ -148,6 +153,7 @@ export function createEventSourceClass(context) {
     }
 
     onResponse(head) {
+      context.cookies.apply(head.cookies);
       const status = Number(head.status);
       const headers = Array.isArray(head.headers) ? head.headers : [];
       const type = (headers.find((pair) => String(pair[0]).toLowerCase() === "content-type") || [])[1];

@@ -17,11 +17,11 @@ const FORBIDDEN_REQUEST_HEADERS = [
 const METHOD_OVERRIDE_HEADERS = ["x-http-method", "x-http-method-override", "x-method-override"];
 const OVERRIDDEN_FORBIDDEN_METHODS = ["connect", "trace", "track"];
 
-export const REFERRER_POLICIES = [
+const REFERRER_POLICIES = [
   "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
   "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url",
 ];
-export const DEFAULT_REFERRER_POLICY = "strict-origin-when-cross-origin";
+const DEFAULT_REFERRER_POLICY = "strict-origin-when-cross-origin";
 // The old keywords Chromium still takes in <meta name=referrer>.
 const LEGACY_REFERRER_KEYWORDS = {
   never: "no-referrer",
@@ -39,7 +39,7 @@ export function isForbiddenRequestHeader(name, value) {
 }
 
 /** The page's URL as a referrer source: no fragment and no credentials (the broker applies the policy). */
-export function pageUrl() {
+function pageUrl() {
   const location = global.location;
   const url = absoluteUrl(location && location.href ? location.href : "");
   return url ? referrerForm(url) : null;
@@ -53,7 +53,7 @@ function referrerForm(url) {
 }
 
 /** What `page.identity` carries; its URL is the page's without the fragment (never part of a referrer). */
-export function pageIdentity() {
+function pageIdentity() {
   const navigator = global.navigator || {};
   const identity = { url: pageUrl() || "about:blank" };
   if (typeof navigator.userAgent === "string") identity.userAgent = navigator.userAgent;
@@ -68,7 +68,7 @@ export function pageIdentity() {
  * is none, anything else the absolute URL. A page that is not http(s) (file:, about:blank) has none
  * to give, as in a browser.
  */
-export function resolveReferrer(value) {
+function resolveReferrer(value) {
   if (value === "") return "";
   const page = pageUrl();
   if (value === undefined || value === null || value === "about:client" || value === "client") {
@@ -90,7 +90,7 @@ function parsePolicy(text) {
  * invalid one changes nothing), else the default. A `Referrer-Policy` header on the page's own
  * response is not visible to script (bridge-js/README.md).
  */
-export function documentReferrerPolicy() {
+function documentReferrerPolicy() {
   const doc = global.document;
   let policy = DEFAULT_REFERRER_POLICY;
   if (!doc || typeof doc.querySelectorAll !== "function") return policy;

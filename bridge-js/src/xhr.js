@@ -4,7 +4,7 @@
 import { blobSource } from "./bodies.js";
 import { concatBytes } from "./bytes.js";
 import { global } from "./env.js";
-import { documentReferrerPolicy, isForbiddenRequestHeader, resolveReferrer } from "./identity.js";
+import { identityFields, isForbiddenRequestHeader } from "./identity.js";
 import { replyBodyBytes } from "./response.js";
 import { absoluteUrl, stripFragment } from "./urls.js";
 import { domException, now } from "./util.js";
@@ -331,12 +331,8 @@ export function createXMLHttpRequestClass(context) {
         // Header values and statusText one code unit per byte, as getResponseHeader gives them.
         headerEncoding: "latin1",
         timeout: this.requestTimeout > 0 ? this.requestTimeout : context.config.requestTimeout,
-        credentials,
-        mode: "cors",
-        referrer: resolveReferrer("about:client"),
-        referrerPolicy: documentReferrerPolicy(),
+        ...identityFields({ credentials, mode: "cors" }, documentCookie),
       };
-      if (documentCookie !== undefined) body.documentCookie = documentCookie;
       if (this.ticket.group) body.group = this.ticket.group;
       if (upload) body.body = { binary: true, length: upload.length };
       const exchange = context.client.exchange({

@@ -162,3 +162,24 @@ test("documentCookie carries only the page's cookies the jar never had: set befo
   ws.finish(next.id);
   await second;
 });
+
+test("EventSource: credentials from withCredentials, the page's referrer and cookies, and its response's cookies applied before open", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  env.document.cookieStore.set("early", "1");
+  for (const withCredentials of [false, true]) {
+    const source = new EventSource("/events", { withCredentials });
+    let cookieAtOpen = null;
+    source.onopen = () => (cookieAtOpen = document.cookie);
+    const post = await ws.nextPost("fetch");
+    assert.deepEqual(
+      [post.body.credentials, post.body.mode, post.body.referrer, post.body.referrerPolicy, post.body.documentCookie],
+      [withCredentials ? "include" : "same-origin", "cors", "http://page.test/app/index.html", "strict-origin-when-cross-origin", "early=1"],
+    );
+    const cookie = `stream${withCredentials ? 2 : 1}=1`;
+    ws.event(post.id, "response", { status: 200, statusText: "OK", headers: [["content-type", "text/event-stream"]], url: "http://page.test/events", cookies: [cookie] });
+    await waitFor(() => cookieAtOpen !== null, "open");
+    assert.ok(cookieAtOpen.endsWith(cookie), `${cookie} is in document.cookie at open: ${cookieAtOpen}`);
+    source.close();
+  }
+});
