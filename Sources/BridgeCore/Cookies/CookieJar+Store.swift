@@ -1,0 +1,125 @@
+extension CookieJar {
+    /// RFC 6265bis §5.7, the storage model, for one parsed line. Called under the lock.
+    func apply(_ parsed: SetCookie, url: CookieURL, context: CookieContext, state: inout State) throws(CookieRejection) -> StoreOutcome {
+        let now = clock.now()
+        let trustworthy = url.isTrustworthy
+
+        // Expiry: Max-Age wins over Expires; both are capped at 400 days.
+        var expires: Double?
+        if let maxAge = parsed.maxAge {
+            expires = maxAge <= 0 ? -Double.infinity : now + min(Double(maxAge), Self.maxLifetime)
+        } else if let date = parsed.expires {
+            expires = min(date, now + Self.maxLifetime)
+        }
+
+        // Domain: host-only unless a Domain attribute names the host or a parent that is not a
+        // public suffix. On an IP host only the host itself may be named (then host-only, as
+        // Chromium treats it).
+        var domain = url.host
+        var hostOnly = true
+        if var attribute = parsed.domain {
+            attribute = Punycode.asciiDomain(attribute)
+            if url.isIPAddress {
+                guard attribute == url.host || attribute == "[\(url.host)]" else {
+                    throw CookieRejection("Domain=\(attribute) does not match the IP host \(url.host)")
+                }
+            } else if suffixes.isPublicSuffix(attribute) && attribute != url.host {
+                throw CookieRejection("Domain=\(attribute) is a public suffix")
+            } else if attribute != url.host || !suffixes.isPublicSuffix(attribute) {
+                guard url.domainMatches(attribute) else {
+                    throw CookieRejection("Domain=\(attribute) does not domain-match the host \(url.host)")
+                }
+                domain = attribute
+                hostOnly = false
+            }
+        }
+        let domainAttributeCounts = !hostOnly || (parsed.domain != nil && !url.isIPAddress)
+        let path = parsed.path ?? url.defaultPath
+
+        if parsed.secure && !trustworthy { throw CookieRejection("Secure cookie from an insecure URL") }
+        if parsed.httpOnly && context.fromScript { throw CookieRejection("HttpOnly cookie set from script") }
+        if parsed.sameSite == .none && !parsed.secure { throw CookieRejection("SameSite=None without Secure") }
+        if parsed.sameSite != .none && !context.isSameSite(url, suffixes) && !context.topLevelNavigation {
+            throw CookieRejection("SameSite=\(parsed.sameSite == .unspecified ? "Lax (default)" : parsed.sameSite.attribute) cookie from a cross-site response")
+        }
+
+        // Prefixes are matched case-insensitively (Chromium 156 refuses `__secure-a=1` without Secure).
+        let prefixed = parsed.name.isEmpty ? parsed.value : parsed.name
+        let lowered = prefixed.prefix(9).lowercased()
+        if parsed.name.isEmpty && (lowered.hasPrefix("__secure-") || lowered.hasPrefix("__host-")) {
+            throw CookieRejection("a nameless cookie whose value starts with a cookie prefix")
+        }
+        if lowered.hasPrefix("__secure-") && !parsed.secure { throw CookieRejection("__Secure- cookie without Secure") }
+        if lowered.hasPrefix("__host-") && !(parsed.secure && !domainAttributeCounts && parsed.path == "/") {
+            throw CookieRejection("__Host- cookie needs Secure, Path=/ and no Domain")
+        }
+
+        var cookie = Cookie(
+            name: parsed.name, value: parsed.value, domain: domain, path: path, expires: expires, creation: now, lastAccess: now,
+            secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite, hostOnly: hostOnly)
+
+        // An insecure URL may not shadow a Secure cookie of the same name (§5.7 step 16).
+        if !parsed.secure && !trustworthy {
+            for candidate in state.byDomain.values.lazy.flatMap(\.values) where candidate.secure && candidate.name == cookie.name {
+                let related = CookieURL.domain(candidate.domain, matches: domain) || CookieURL.domain(domain, matches: candidate.domain)
+                if related && CookieURL.path(path, matches: candidate.path) {
+                    throw CookieRejection("it would shadow a Secure cookie")
+                }
+            }
+        }
+
+        let old = state.byDomain[domain]?[cookie.key]
+        if let old {
+            if old.httpOnly && context.fromScript { throw CookieRejection("script may not replace an HttpOnly cookie") }
+            cookie.creation = old.creation
+        } else {
+            // Unique creation times keep the Cookie header's order stable.
+            cookie.creation = max(now, state.lastCreation + 0.000_001)
+            state.lastCreation = cookie.creation
+        }
+
+        if let expires, expires <= now {
+            if old != nil { remove([cookie.key], state: &state) }
+            cookie.expires = 0
+            return .deleted(cookie)
+        }
+        if old == nil { state.count += 1 }
+        state.byDomain[domain, default: [:]][cookie.key] = cookie
+        if cookie.isPersistent {
+            persist(upserting: [cookie], deleting: [])
+        } else if old?.isPersistent == true {
+            persist(upserting: [], deleting: [cookie.key])
+        }
+        evict(around: cookie, now: now, state: &state)
+        return .stored(cookie)
+    }
+
+    /// Keeps the jar within its caps: first expired cookies go, then the least recently accessed
+    /// ones of the cookie's registrable domain, then of the whole jar.
+    private func evict(around cookie: Cookie, now: Double, state: inout State) {
+        let site = suffixes.registrableDomain(of: cookie.domain) ?? cookie.domain
+        let siteDomains = state.byDomain.keys.filter { ($0 == site || CookieURL.domain($0, matches: site)) }
+        var siteCookies = siteDomains.flatMap { state.byDomain[$0]!.values }
+        if siteCookies.count > Self.perDomainLimit {
+            let victims = Self.victims(in: &siteCookies, over: Self.perDomainLimit, now: now)
+            logger.debug("cookie limit of \(Self.perDomainLimit) for \(site) reached: evicting \(victims.count)")
+            remove(victims, state: &state)
+        }
+        if state.count > Self.totalLimit {
+            var everything = Array(state.byDomain.values.flatMap(\.values))
+            let victims = Self.victims(in: &everything, over: Self.totalLimit, now: now)
+            logger.debug("cookie limit of \(Self.totalLimit) in all reached: evicting \(victims.count)")
+            remove(victims, state: &state)
+        }
+    }
+
+    /// The keys to remove so `cookies` keeps `limit`: expired first, then least recently accessed.
+    private static func victims(in cookies: inout [Cookie], over limit: Int, now: Double) -> [Cookie.Key] {
+        cookies.sort { a, b in
+            let aExpired = (a.expires ?? .infinity) <= now, bExpired = (b.expires ?? .infinity) <= now
+            if aExpired != bExpired { return aExpired }
+            return a.lastAccess < b.lastAccess
+        }
+        return cookies.prefix(cookies.count - limit).map(\.key)
+    }
+}
