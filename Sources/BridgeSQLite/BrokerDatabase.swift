@@ -3,7 +3,8 @@ import Foundation
 /// The broker's database file under its cache directory, with its schema.
 ///
 /// The HTTP cache keeps its entries here (see `SQLiteCacheStore`); bodies over the inline
-/// threshold live as files in the `bodies/` directory beside it.
+/// threshold live as files in the `bodies/` directory beside it. The cookie jar keeps its
+/// persistent cookies in the `cookies` table (see `SQLiteCookieStore`).
 public enum BrokerDatabase {
     /// The file name inside the cache directory.
     public static let fileName = "bridge-broker.sqlite"
@@ -17,8 +18,23 @@ public enum BrokerDatabase {
         try connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         try connection.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1')").run()
         try connection.execute(cacheSchema)
+        try connection.execute(cookieSchema)
         return connection
     }
+
+    /// The schema version `open` leaves: 1 had the cache only, 2 adds the cookie jar.
+    public static let schemaVersion = 2
+
+    // Schema 2: the cookie jar's persistent cookies, keyed as the jar keys them. Session cookies
+    // are never written, so a restart drops them.
+    static let cookieSchema = """
+        CREATE TABLE IF NOT EXISTS cookies (
+            name TEXT NOT NULL, value TEXT NOT NULL, domain TEXT NOT NULL, path TEXT NOT NULL, host_only INTEGER NOT NULL,
+            expires REAL, creation REAL NOT NULL, last_access REAL NOT NULL, secure INTEGER NOT NULL,
+            http_only INTEGER NOT NULL, same_site TEXT NOT NULL,
+            PRIMARY KEY (name, domain, path, host_only));
+        UPDATE meta SET value = '2' WHERE key = 'schema' AND value = '1';
+        """
 
     // Bodies sit in their own table so that lookups and LRU scans read small rows only; the
     // totals row is kept by triggers, so start-up reads two numbers instead of scanning.
