@@ -29,12 +29,16 @@ public final class BrokerServer: Sendable {
     let webSocket: WebSocketServer
     /// The HTTP cache every fetch goes through.
     public let cache: HTTPCache
+    /// The cookie jar every fetch reads and writes: persistent cookies in the broker's
+    /// database, or in memory only when the database cannot be opened.
+    public let cookies: CookieJar
     /// The metrics `/metrics` serves (nil when `configuration.metrics` is off); a host may add
     /// its own to `metrics.registry`.
     public let metrics: PrometheusBrokerMetrics?
 
     /// Creates the server with the `echo`, `fetch`, `preload`, `progress.subscribe`,
-    /// `cache.stats` and `cache.clear` handlers registered, and opens the HTTP cache in the cache directory (a cache that cannot open is
+    /// `cache.stats`, `cache.clear`, `page.identity`, `page.cookie` and `cookies.get/set/clear`
+    /// handlers registered, and opens the HTTP cache in the cache directory (a cache that cannot open is
     /// disabled and logged; the broker then serves uncached).
     public init(configuration: BrokerServerConfiguration, logger: Logger = Logger(label: "bridge-broker")) {
         self.configuration = configuration
@@ -53,12 +57,29 @@ public final class BrokerServer: Sendable {
         let store = SQLiteCacheStore(configuration: storeConfiguration) { [logger] message in logger.error("\(message)") }
         cache = HTTPCache(store: store, upstream: metered, logger: logger)
         let rules = URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs, alsoAllow: configuration.alsoAllowURLs)
-        let fetch = FetchHandler(upstream: metered, rules: rules, cache: cache)
+        let persistence: SQLiteCookieStore?
+        do {
+            persistence = try SQLiteCookieStore(directory: configuration.cacheDirectory)
+        } catch {
+            logger.error("the cookie jar's database could not be opened, cookies are kept in memory only: \(error)")
+            persistence = nil
+        }
+        if PublicSuffixList.shared.source != PublicSuffixList.debianPath {
+            logger.warning("no public suffix list at \(PublicSuffixList.debianPath) (Debian package publicsuffix): using a short built-in one")
+        }
+        let cookies = CookieJar(persistence: persistence, logger: logger)
+        self.cookies = cookies
+        let fetch = FetchHandler(upstream: metered, rules: rules, cache: cache, cookies: cookies)
         broker.register("fetch", fetch)
         broker.register("preload", PreloadHandler(fetch: fetch))
         broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress))
         broker.register("cache.stats", CacheStatsHandler(cache: cache))
         broker.register("cache.clear", CacheClearHandler(cache: cache))
+        broker.register("page.identity", PageIdentityHandler())
+        broker.register("page.cookie", PageCookieHandler(jar: cookies))
+        broker.register("cookies.get", CookiesGetHandler(jar: cookies))
+        broker.register("cookies.set", CookiesSetHandler(jar: cookies))
+        broker.register("cookies.clear", CookiesClearHandler(jar: cookies))
         var socket = WebSocketServerConfiguration()
         socket.host = configuration.host
         socket.port = configuration.port

@@ -81,7 +81,9 @@ extension WebSocketServer {
         case .echo:
             session.isEcho = true
         case .bridge:
-            let info = ConnectionInfo(origin: header(wsi, WSI_TOKEN_ORIGIN), peer: peer(wsi))
+            let info = ConnectionInfo(
+                origin: header(wsi, WSI_TOKEN_ORIGIN), peer: peer(wsi), userAgent: header(wsi, WSI_TOKEN_HTTP_USER_AGENT),
+                acceptLanguage: header(wsi, WSI_TOKEN_HTTP_ACCEPT_LANGUAGE))
             session.connection = broker.connect(sink: session, info: info)
         }
         return 0

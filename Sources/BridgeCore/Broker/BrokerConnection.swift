@@ -14,6 +14,8 @@ public final class BrokerConnection: Sendable {
     public let groups: GroupProgress
     /// This connection's number in the progress stream.
     public let number: Int
+    /// What the page on this connection reported with `page.identity`.
+    public let page = PageIdentity()
     private let state = Mutex(State())
 
     struct State {

@@ -40,10 +40,21 @@ public struct ConnectionInfo: Sendable, Equatable {
     public var origin: String?
     /// The peer's address, for logs.
     public var peer: String
+    /// Whether a web page is on the other end: a handshake with `Origin`, or a transport that
+    /// says so (the WKWebView transport has no handshake). A page may not set identity headers
+    /// (`Cookie`, `Origin`, `Referer`, `User-Agent`...) and may not read the cookie jar.
+    public var isPage: Bool
+    /// The handshake's `User-Agent`, the fallback for a page's until `page.identity` arrives.
+    public var userAgent: String?
+    /// The handshake's `Accept-Language`, the fallback for a page's until `page.identity` arrives.
+    public var acceptLanguage: String?
 
-    /// Creates connection info.
-    public init(origin: String?, peer: String) {
+    /// Creates connection info; `isPage` defaults to whether the handshake had an `Origin`.
+    public init(origin: String?, peer: String, isPage: Bool? = nil, userAgent: String? = nil, acceptLanguage: String? = nil) {
         self.origin = origin
         self.peer = peer
+        self.isPage = isPage ?? (origin != nil)
+        self.userAgent = userAgent
+        self.acceptLanguage = acceptLanguage
     }
 }

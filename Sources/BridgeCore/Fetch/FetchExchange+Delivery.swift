@@ -2,15 +2,23 @@ import Foundation
 
 extension FetchExchange {
     /// Sends the `response` event, the body as the request asked, and builds the reply.
-    func deliver(_ exchange: CachedExchange, url: String, method: String, redirected: Bool) async throws -> JSONValue {
+    func deliver(_ exchange: CachedExchange, url: String, method: String, redirected: Bool, cookies: [String] = []) async throws -> JSONValue {
         let response = exchange.response
-        let headers = response.headers
+        var headers = response.headers
+        // Set-Cookie stays hidden, as from a browser's fetch, unless a headless client asks for it.
+        if request.exposeSetCookie {
+            if [.hit, .stale].contains(exchange.status) { for line in exchange.storedSetCookie { headers.add("set-cookie", line) } }
+        } else {
+            headers.remove("set-cookie")
+        }
+        headers.remove("set-cookie2")
         var cache: JSONValue = ["status": .string(exchange.status.rawValue)]
         if let age = exchange.age { cache = ["status": .string(exchange.status.rawValue), "age": .integer(age)] }
-        let head: [(key: String, value: JSONValue)] = [
+        var head: [(key: String, value: JSONValue)] = [
             ("url", .string(url)), ("status", .integer(response.status)), ("statusText", .string(request.written(statusText: response.statusText))),
             ("headers", request.written(headers).json), ("redirected", .bool(redirected)), ("cache", cache),
         ]
+        if !cookies.isEmpty { head.append(("cookies", .array(cookies.map { .string($0) }))) }
         await call.sendEvent("response", .object(JSONObject(head)))
 
         let noBody = method == "HEAD" || [204, 304].contains(response.status) || (100..<200).contains(response.status)

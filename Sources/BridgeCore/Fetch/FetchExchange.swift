@@ -8,6 +8,17 @@ struct FetchExchange: Sendable {
     let handler: FetchHandler
     let groupToken: UInt64?
     let trace: RequestTrace
+    /// The identity headers and cookies of each hop.
+    let hops: HopIdentity
+
+    init(call: HandlerCall, request: FetchRequest, handler: FetchHandler, groupToken: UInt64?, trace: RequestTrace) {
+        self.call = call
+        self.request = request
+        self.handler = handler
+        self.groupToken = groupToken
+        self.trace = trace
+        hops = HopIdentity(request: request, identity: RequestIdentity(connection: call.connection), jar: handler.cookies)
+    }
 
     /// The final response of a request, after the redirects it followed.
     struct FinalHop: Sendable {
@@ -15,11 +26,13 @@ struct FetchExchange: Sendable {
         var url: String
         var method: String
         var redirected: Bool
+        /// For a page: the cookies set along the way that its `document.cookie` should see.
+        var cookies: [String] = []
     }
 
     func run() async throws -> JSONValue {
         let hop = try await finalHop()
-        return try await deliver(hop.exchange, url: hop.url, method: hop.method, redirected: hop.redirected)
+        return try await deliver(hop.exchange, url: hop.url, method: hop.method, redirected: hop.redirected, cookies: hop.cookies)
     }
 
     /// Sends the request through the cache and follows redirects as the request asks; the
@@ -31,7 +44,9 @@ struct FetchExchange: Sendable {
         var headers = request.headers
         var body = request.body
         var redirected = false
-        var hops = 0
+        var hopCount = 0
+        var tainted = false
+        var cookies: [String] = []
         // A body streamed as binary frames is kept while it is read, so a 307 or 308 can resend it.
         let tape: RequestBodyTape? = if case .stream = body { RequestBodyTape(channel: call.requestBody().channel) } else { nil }
         while true {
@@ -39,27 +54,29 @@ struct FetchExchange: Sendable {
             if case .refused(let reason) = verdict { throw BridgeError(.forbidden, reason) }
             let anyAddress = verdict == .anyAddress
             let upstreamRequest = UpstreamRequest(
-                url: url, method: method, headers: headers, body: try upstreamBody(body, tape: tape), deadline: deadline,
+                url: url, method: method, headers: hops.headers(headers, url: url, method: method, tainted: tainted),
+                body: try upstreamBody(body, tape: tape), deadline: deadline,
                 addressAllowed: { address in anyAddress || (IPAddress(address)?.isPublic ?? false) },
                 anyAddressAllowed: anyAddress
             )
             trace.connecting(url: url)
             let exchange = try await handler.exchange(upstreamRequest, mode: request.cache)
             let response = exchange.response
+            cookies += hops.storeCookies(from: response.headers, url: url, method: method)
             // Location's bytes are read as UTF-8, as browsers do.
             guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["location"].map(ByteString.utf8Text) else {
-                return FinalHop(exchange: exchange, url: url, method: method, redirected: redirected)
+                return FinalHop(exchange: exchange, url: url, method: method, redirected: redirected, cookies: cookies)
             }
             switch request.redirect {
             case .manual:
-                return FinalHop(exchange: exchange, url: url, method: method, redirected: redirected)
+                return FinalHop(exchange: exchange, url: url, method: method, redirected: redirected, cookies: cookies)
             case .error:
                 throw BridgeError(.network, "\(url) redirected to \(location) and redirect mode is \"error\"")
             case .follow:
                 break
             }
-            hops += 1
-            guard hops <= FetchHandler.maxRedirects else {
+            hopCount += 1
+            guard hopCount <= FetchHandler.maxRedirects else {
                 throw BridgeError(.network, "more than \(FetchHandler.maxRedirects) redirects from \(request.url)")
             }
             guard let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL else {
@@ -87,6 +104,11 @@ struct FetchExchange: Sendable {
                 }
             }
             if origin(of: next) != origin(of: url) { headers.remove("authorization") }
+            // Fetch §4.4 step 14: a cross-origin redirect away from a foreign origin taints the
+            // request's origin, which is then sent as `null`.
+            if request.mode != .navigate, WebOrigin(url: next) != WebOrigin(url: url), WebOrigin(url: url) != hops.identity.pageOrigin {
+                tainted = true
+            }
             url = next
             redirected = true
         }

@@ -17,8 +17,9 @@ extension FetchHandler: ImmediateBridgeHandler {
         // A client that does not read its frames gets its hits from the task, which waits for room.
         guard let cache, call.connection.sink.isWritable else { return nil }
         let request: FetchRequest
-        do { request = try FetchRequest(json: call.body) } catch { return .failure(error) }
-        guard request.method == "GET", request.body == .none else { return nil }
+        do { request = try FetchRequest(json: call.body, page: call.connection.info.isPage) } catch { return .failure(error) }
+        // Stored Set-Cookie lines for a headless client come from the task's delivery.
+        guard request.method == "GET", request.body == .none, !request.exposeSetCookie else { return nil }
         if case .refused = rules.check(FetchRequest.ruleForm(of: request.url)) { return nil }
         let configuration = call.configuration
         let bodyLimit: Int
@@ -29,8 +30,10 @@ extension FetchHandler: ImmediateBridgeHandler {
         case .binary?, .none?: bodyLimit = Self.immediateBodyLimit
         }
         let follows = request.redirect != .manual
+        // The variant is chosen by the headers the task would send: identity headers and cookies included.
+        let hops = HopIdentity(request: request, identity: RequestIdentity(connection: call.connection), jar: cookies)
         guard let hit = cache.immediateHit(
-            url: request.url, headers: request.headers, mode: request.cache, bodyLimit: bodyLimit,
+            url: request.url, headers: hops.headers(request.headers, url: request.url, method: "GET", tainted: false), mode: request.cache, bodyLimit: bodyLimit,
             accept: { entry in
                 !(follows && Self.redirectStatuses.contains(entry.status) && entry.headers.contains("location"))
                     // The kept JSON writes values as UTF-8 text: other bytes in latin1 take the task's path.

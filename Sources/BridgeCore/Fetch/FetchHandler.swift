@@ -8,6 +8,8 @@ public struct FetchHandler: BridgeHandler {
     public let rules: URLRules
     /// The HTTP cache every hop goes through; nil sends every hop upstream (`bypass`).
     public let cache: HTTPCache?
+    /// The cookie jar every hop reads and writes.
+    public let cookies: CookieJar
 
     /// The most redirects `follow` takes.
     public static let maxRedirects = 20
@@ -15,14 +17,16 @@ public struct FetchHandler: BridgeHandler {
     public static let progressInterval: Duration = .milliseconds(50)
 
     /// Creates the handler; with a `cache`, hops go through it (it wraps `upstream` itself).
-    public init(upstream: any UpstreamClient, rules: URLRules, cache: HTTPCache? = nil) {
+    /// Without a `cookies` jar it keeps one of its own, in memory.
+    public init(upstream: any UpstreamClient, rules: URLRules, cache: HTTPCache? = nil, cookies: CookieJar? = nil) {
         self.upstream = upstream
         self.rules = rules
         self.cache = cache
+        self.cookies = cookies ?? CookieJar()
     }
 
     public func handle(_ call: HandlerCall) async throws -> JSONValue {
-        let request = try FetchRequest(json: call.body)
+        let request = try FetchRequest(json: call.body, page: call.connection.info.isPage)
         let groupToken = request.group.map { call.connection.groups.start(group: $0) }
         defer {
             if let group = request.group, let groupToken { call.connection.groups.finish(group: group, token: groupToken) }

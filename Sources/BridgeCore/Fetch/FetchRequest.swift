@@ -74,6 +74,19 @@ public struct FetchRequest: Sendable {
     public var group: String?
     /// How header values and the reason phrase are written back.
     public var headerEncoding: HeaderEncoding = .utf8
+    /// The credentials mode; nil takes the default (`include` for headless clients,
+    /// `same-origin`, fetch's default, for pages).
+    public var credentials: CredentialsMode?
+    /// The request mode, for `Origin` and `SameSite`.
+    public var mode: RequestMode
+    /// The referrer the request names.
+    public var referrer: RequestReferrer
+    /// The referrer policy.
+    public var referrerPolicy: ReferrerPolicy
+    /// The page's `document.cookie` when the request was made (pages only).
+    public var documentCookie: String?
+    /// Keep `Set-Cookie` in the response headers (headless clients only).
+    public var exposeSetCookie: Bool
 
     /// A request body as the client gave it.
     public enum Body: Sendable, Equatable {
@@ -85,8 +98,9 @@ public struct FetchRequest: Sendable {
     /// The default timeout in milliseconds.
     public static let defaultTimeoutMilliseconds = 60_000
 
-    /// Validates a `fetch` body; throws `bad_request` with the first problem found.
-    public init(json: JSONValue) throws(BridgeError) {
+    /// Validates a `fetch` body; throws `bad_request` with the first problem found. From a
+    /// page (`page`), the Fetch standard's forbidden request headers are dropped.
+    public init(json: JSONValue, page: Bool = false) throws(BridgeError) {
         guard case .object(let object) = json else {
             throw BridgeError(.badRequest, "fetch body must be an object, not \(json.typeName)")
         }
@@ -100,7 +114,7 @@ public struct FetchRequest: Sendable {
         method = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"].contains(upper) ? upper : rawMethod
         if HeaderRules.forbiddenMethods.contains(upper) { throw BridgeError(.badRequest, "method \(upper) is forbidden") }
 
-        headers = try HeaderRules.sanitize(try FetchRequest.headers(object["headers"]))
+        headers = try HeaderRules.sanitize(try FetchRequest.headers(object["headers"]), page: page)
         body = try FetchRequest.body(object["body"])
         if body != .none, method == "GET" || method == "HEAD" {
             throw BridgeError(.badRequest, "a \(method) request cannot have a body")
@@ -139,6 +153,35 @@ public struct FetchRequest: Sendable {
             }
             headerEncoding = encoding
         }
+
+        if let name = try FetchRequest.string(object, "credentials") {
+            guard let mode = CredentialsMode(rawValue: name) else {
+                throw BridgeError(.badRequest, "unknown credentials \"\(name)\"; use omit, same-origin or include")
+            }
+            credentials = mode
+        }
+        let modeName = try FetchRequest.string(object, "mode") ?? "cors"
+        guard let requestMode = RequestMode(rawValue: modeName) else {
+            throw BridgeError(.badRequest, "unknown mode \"\(modeName)\"; use cors, same-origin, no-cors or navigate")
+        }
+        self.mode = requestMode
+        switch try FetchRequest.string(object, "referrer") {
+        case nil, "about:client"?: referrer = .client
+        case ""?: referrer = .none
+        case let text?:
+            guard let stripped = FetchRequest.referrerForm(of: text) else {
+                throw BridgeError(.badRequest, "\"referrer\" must be an absolute http(s) URL or \"\"")
+            }
+            referrer = .url(stripped)
+        }
+        let policyName = try FetchRequest.string(object, "referrerPolicy") ?? ""
+        guard let policy = policyName.isEmpty ? .strictOriginWhenCrossOrigin : ReferrerPolicy(rawValue: policyName) else {
+            throw BridgeError(.badRequest, "unknown referrerPolicy \"\(policyName)\"")
+        }
+        referrerPolicy = policy
+        documentCookie = try FetchRequest.string(object, "documentCookie")
+        let expose = try FetchRequest.bool(object, "exposeSetCookie") ?? false
+        exposeSetCookie = !page && expose
     }
 
     /// `headers` (values as byte strings, `ByteString`) as this request asks them written.
@@ -149,6 +192,19 @@ public struct FetchRequest: Sendable {
     /// A reason phrase (a byte string) as this request asks it written.
     func written(statusText: String) -> String {
         headerEncoding == .latin1 ? statusText : ByteString.utf8Text(statusText)
+    }
+
+    /// A URL stripped for use as a referrer (Referrer Policy §8.4): no fragment, no credentials;
+    /// nil when it is not an absolute http(s) URL.
+    public static func referrerForm(of text: String) -> String? {
+        guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", components.host?.isEmpty == false
+        else { return nil }
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        guard let string = components.string else { return nil }
+        return try? normalize(url: string)
     }
 
     /// Normalises an absolute http(s) URL as a browser serialises it: lower-case scheme and host,

@@ -1,8 +1,9 @@
 /// Which request headers a client may set, and the checks on names and values.
 ///
 /// The broker owns the upstream connection, so transport-level headers are dropped silently, as
-/// a browser's fetch ignores them; docs/PROTOCOL.md lists them. Unlike a browser the broker passes
-/// `Cookie`, `Origin`, `Referer`, `User-Agent` and `Sec-*`: it acts for a native client.
+/// a browser's fetch ignores them; docs/PROTOCOL.md lists them. From a page, the Fetch standard's
+/// forbidden request headers (`Cookie`, `Origin`, `Referer`, `Sec-*`...) and `User-Agent` are
+/// dropped too: the broker sets the page's identity itself. A headless client may set them.
 public enum HeaderRules {
     /// Header names (lower-case) that are dropped from client requests.
     public static let dropped: Set<String> = [
@@ -10,11 +11,20 @@ public enum HeaderRules {
         "upgrade", "expect", "proxy-connection", "accept-encoding", "accept-charset", "http2-settings",
     ]
 
+    /// Header names (lower-case) a page may not set, besides `dropped`, `Proxy-*` and `Sec-*`:
+    /// the Fetch standard's forbidden request-header names, `Cookie2`, and `User-Agent`
+    /// (Chromium ignores it in fetch and XHR).
+    public static let forbiddenForPages: Set<String> = [
+        "access-control-request-headers", "access-control-request-method", "cookie", "cookie2", "date", "dnt", "origin",
+        "referer", "set-cookie", "via", "user-agent",
+    ]
+
     /// Methods a client may not use.
     public static let forbiddenMethods: Set<String> = ["CONNECT", "TRACE", "TRACK"]
 
-    /// Validates `headers` and returns them without the dropped ones.
-    public static func sanitize(_ headers: HeaderList) throws(BridgeError) -> HeaderList {
+    /// Validates `headers` and returns them without the dropped ones (and, from a `page`, without
+    /// the names a page may not set).
+    public static func sanitize(_ headers: HeaderList, page: Bool = false) throws(BridgeError) -> HeaderList {
         var named: Set<String> = []
         for field in headers where field.name.caseInsensitiveEquals("connection") {
             for token in field.value.split(separator: ",") {
@@ -31,6 +41,7 @@ public enum HeaderRules {
             }
             let lower = field.name.lowercased()
             if dropped.contains(lower) || lower.hasPrefix("proxy-") || named.contains(lower) { continue }
+            if page, forbiddenForPages.contains(lower) || lower.hasPrefix("sec-") { continue }
             result.add(field.name, field.value.trimmingSpaces)
         }
         return result
