@@ -9,7 +9,7 @@ struct BridgeBrokerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bridge-broker",
         abstract: "A request broker for web pages: fetch, XHR and postMessage over a WebSocket.",
-        subcommands: [ServeCommand.self, FetchCommand.self, PreloadCommand.self, MonitorCommand.self, CacheCommand.self, BenchCommand.self, BareEchoCommand.self, OpenCommand.self],
+        subcommands: [ServeCommand.self, FetchCommand.self, PreloadCommand.self, MonitorCommand.self, CacheCommand.self, CookiesCommand.self, BenchCommand.self, BareEchoCommand.self, OpenCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 
