@@ -96,6 +96,8 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             respondRange(context, to: request, length: Int(parts.dropFirst().first ?? "") ?? 0)
         case "headers":
             respondHeaders(context, to: request)
+        case "cookies":
+            respondCookies(context, to: request, route: parts.dropFirst().first ?? "")
         case "page":
             respondPage(context, to: request)
         case "manifest":
