@@ -38,6 +38,17 @@ import Testing
         ])
         #expect(exposed["headers"]?.arrayValue?.contains { $0 == ["set-cookie", "x=1; Path=/"] } == true)
 
+        // On a cache hit, the lines stored with the response (a hit sets no cookie itself).
+        let cached = harness.origin.url("/headers?Cache-Control=max-age%3D60&Set-Cookie=stored%3D1")
+        _ = try await client.post("fetch", ["url": .string(cached)])
+        await harness.server.cache.waitForPendingWrites()
+        let hit = try await client.post("fetch", ["url": .string(cached), "exposeSetCookie": true])
+        #expect(hit["cache"]?["status"] == "hit")
+        #expect(hit["headers"]?.arrayValue?.contains { $0 == ["set-cookie", "stored=1"] } == true)
+        #expect(try await client.post("cookies.set", ["url": .string(cached), "setCookie": "stored=; Max-Age=0"])["deleted"] == true)
+        _ = try await client.post("fetch", ["url": .string(cached)])
+        #expect(try await client.post("cookies.get", ["url": .string(cached)])["header"]?.stringValue?.contains("stored=") == false)
+
         _ = try await client.post("fetch", ["url": .string(harness.origin.url("/cookies/logout")), "method": "POST"])
         let after = try Self.body(try await client.post("fetch", ["url": .string(harness.origin.url("/cookies/whoami"))]))
         #expect(after["user"] is NSNull)
