@@ -6,8 +6,8 @@ struct JarRig {
     let clock = TestClock()
     let jar: CookieJar
 
-    init(persistence: (any CookiePersistence)? = nil) {
-        jar = CookieJar(clock: clock, persistence: persistence)
+    init(persistence: (any CookiePersistence)? = nil, limits: (perDomain: Int, total: Int) = (CookieJar.perDomainLimit, CookieJar.totalLimit)) {
+        jar = CookieJar(clock: clock, persistence: persistence, limits: limits)
     }
 
     @discardableResult
@@ -149,31 +149,44 @@ struct CookieJarTests {
         #expect(outcomes.map { $0.cookie != nil } == [false, false, true])
     }
 
+    @Test func theCapsAreChromiums() {
+        #expect(CookieJar.perDomainLimit == 180 && CookieJar.totalLimit == 3000)
+        #expect(CookieJar().limits == (180, 3000))
+    }
+
     @Test func perDomainCapEvictsExpiredThenLeastRecentlyUsed() {
-        let rig = JarRig()
+        let limit = 12
+        let rig = JarRig(limits: (limit, 100))
         rig.set("http://b.example.com/", "expired=1; Max-Age=5")
         rig.set("http://example.com/", "old=1")
-        for index in 0..<(CookieJar.perDomainLimit - 2) { rig.set("http://a.example.com/", "c\(index)=1; Domain=example.com") }
+        for index in 0..<(limit - 2) { rig.set("http://a.example.com/", "c\(index)=1; Domain=example.com") }
         rig.clock.set(T0 + 10)
         _ = rig.header("http://a.example.com/")  // touches every domain cookie, not `old` (host-only)
         rig.set("http://example.com/", "new1=1")
-        #expect(rig.jar.all().count == CookieJar.perDomainLimit)
+        #expect(rig.jar.all().count == limit)
         #expect(!rig.jar.all().contains { $0.name == "expired" })
         rig.set("http://example.com/", "new2=1")
         let names = Set(rig.jar.all().map(\.name))
-        #expect(names.count == CookieJar.perDomainLimit && !names.contains("old") && names.contains("new1") && names.contains("new2"))
+        #expect(names.count == limit && !names.contains("old") && names.contains("new1") && names.contains("new2"))
         rig.set("http://other.com/", "o=1")
-        #expect(rig.jar.all().count == CookieJar.perDomainLimit + 1)
+        #expect(rig.jar.all().count == limit + 1)
+        // At the cap exactly, nothing goes.
+        let small = JarRig(limits: (3, 100))
+        for index in 0..<3 {
+            small.clock.set(T0 + Double(index))
+            small.set("http://x.com/", "c\(index)=1")
+        }
+        #expect(small.jar.all().map(\.name) == ["c0", "c1", "c2"])
     }
 
     @Test func totalCapEvicts() {
-        let rig = JarRig()
-        for site in 0..<(CookieJar.totalLimit / 100 + 1) {
+        let rig = JarRig(limits: (50, 30))
+        for site in 0..<4 {
             rig.clock.set(T0 + Double(site))
-            for index in 0..<100 { rig.set("http://s\(site).com/", "c\(index)=1") }
+            for index in 0..<10 { rig.set("http://s\(site).com/", "c\(index)=1") }
         }
         let all = rig.jar.all()
-        #expect(all.count == CookieJar.totalLimit)
+        #expect(all.count == 30)
         #expect(!all.contains { $0.domain == "s0.com" })
     }
 

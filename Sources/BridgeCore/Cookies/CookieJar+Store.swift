@@ -60,10 +60,10 @@ extension CookieJar {
 
         // An insecure URL may not shadow a Secure cookie of the same name (§5.7 step 16).
         if !parsed.secure && !trustworthy {
-            for candidate in state.byDomain.values.lazy.flatMap(\.values) where candidate.secure && candidate.name == cookie.name {
-                let related = CookieURL.domain(candidate.domain, matches: domain) || CookieURL.domain(domain, matches: candidate.domain)
-                if related && CookieURL.path(path, matches: candidate.path) {
-                    throw CookieRejection("it would shadow a Secure cookie")
+            for (candidateDomain, cookies) in state.byDomain
+            where CookieURL.domain(candidateDomain, matches: domain) || CookieURL.domain(domain, matches: candidateDomain) {
+                for candidate in cookies.values where candidate.secure && candidate.name == cookie.name {
+                    if CookieURL.path(path, matches: candidate.path) { throw CookieRejection("it would shadow a Secure cookie") }
                 }
             }
         }
@@ -98,28 +98,30 @@ extension CookieJar {
     /// ones of the cookie's registrable domain, then of the whole jar.
     private func evict(around cookie: Cookie, now: Double, state: inout State) {
         let site = suffixes.registrableDomain(of: cookie.domain) ?? cookie.domain
-        let siteDomains = state.byDomain.keys.filter { ($0 == site || CookieURL.domain($0, matches: site)) }
-        var siteCookies = siteDomains.flatMap { state.byDomain[$0]!.values }
-        if siteCookies.count > Self.perDomainLimit {
-            let victims = Self.victims(in: &siteCookies, over: Self.perDomainLimit, now: now)
-            logger.debug("cookie limit of \(Self.perDomainLimit) for \(site) reached: evicting \(victims.count)")
+        let siteDomains = state.byDomain.keys.filter { $0 == site || CookieURL.domain($0, matches: site) }
+        if siteDomains.reduce(0, { $0 + state.byDomain[$1]!.count }) > limits.perDomain {
+            let siteCookies = siteDomains.flatMap { state.byDomain[$0]!.values }
+            let victims = Self.victims(in: siteCookies, over: limits.perDomain, now: now)
+            logger.debug("cookie limit of \(limits.perDomain) for \(site) reached: evicting \(victims.count)")
             remove(victims, state: &state)
         }
-        if state.count > Self.totalLimit {
-            var everything = Array(state.byDomain.values.flatMap(\.values))
-            let victims = Self.victims(in: &everything, over: Self.totalLimit, now: now)
-            logger.debug("cookie limit of \(Self.totalLimit) in all reached: evicting \(victims.count)")
+        if state.count > limits.total {
+            let victims = Self.victims(in: Array(state.byDomain.values.flatMap(\.values)), over: limits.total, now: now)
+            logger.debug("cookie limit of \(limits.total) in all reached: evicting \(victims.count)")
             remove(victims, state: &state)
         }
     }
 
     /// The keys to remove so `cookies` keeps `limit`: expired first, then least recently accessed.
-    private static func victims(in cookies: inout [Cookie], over limit: Int, now: Double) -> [Cookie.Key] {
-        cookies.sort { a, b in
+    private static func victims(in cookies: [Cookie], over limit: Int, now: Double) -> [Cookie.Key] {
+        let evictsFirst = { (a: Cookie, b: Cookie) -> Bool in
             let aExpired = (a.expires ?? .infinity) <= now, bExpired = (b.expires ?? .infinity) <= now
             if aExpired != bExpired { return aExpired }
             return a.lastAccess < b.lastAccess
         }
-        return cookies.prefix(cookies.count - limit).map(\.key)
+        let excess = cookies.count - limit
+        // Usually one cookie too many: one pass finds it.
+        if excess == 1, let first = cookies.min(by: evictsFirst) { return [first.key] }
+        return cookies.sorted(by: evictsFirst).prefix(excess).map(\.key)
     }
 }

@@ -14,6 +14,8 @@ public final class CookieJar: Sendable {
     /// The longest a cookie may live (RFC 6265bis §5.6.1 and §5.6.2: 400 days).
     public static let maxLifetime: Double = 400 * 86_400
 
+    /// How many cookies this jar keeps per registrable domain and in all.
+    public let limits: (perDomain: Int, total: Int)
     let clock: any BrokerClock
     let suffixes: PublicSuffixList
     let persistence: (any CookiePersistence)?
@@ -31,8 +33,9 @@ public final class CookieJar: Sendable {
     /// the jar starts empty).
     public init(
         clock: any BrokerClock = SystemClock(), suffixes: PublicSuffixList = .shared, persistence: (any CookiePersistence)? = nil,
-        logger: Logger = Logger(label: "bridge.cookies")
+        logger: Logger = Logger(label: "bridge.cookies"), limits: (perDomain: Int, total: Int) = (perDomainLimit, totalLimit)
     ) {
+        self.limits = limits
         self.clock = clock
         self.suffixes = suffixes
         self.persistence = persistence

@@ -9,7 +9,8 @@ enum Punycode {
 
     /// The domain with every label in ASCII form.
     static func asciiDomain(_ domain: String) -> String {
-        domain.split(separator: ".", omittingEmptySubsequences: false).map(asciiLabel).joined(separator: ".")
+        if domain.utf8.allSatisfy({ $0 < 0x80 }) { return domain }
+        return domain.split(separator: ".", omittingEmptySubsequences: false).map(asciiLabel).joined(separator: ".")
     }
 
     private static let base = 36, tMin = 1, tMax = 26, skew = 38, damp = 700, initialBias = 72, initialN = 128
