@@ -224,7 +224,9 @@ public final class BridgeWebView: @unchecked Sendable {
             self.evaluateFrames(script, done: done)
         }
         let origin = uri.flatMap(Self.origin(of:))
-        let connection = broker.connect(sink: sink, info: ConnectionInfo(origin: origin, peer: "webkit page"))
+        // A page connection even without an http(s) origin: its identity headers are the broker's
+        // and the cookie jar stays hidden from it (docs/PROTOCOL.md, "Identity and cookies").
+        let connection = broker.connect(sink: sink, info: ConnectionInfo(origin: origin, peer: "webkit page", isPage: true))
         page = (connection, sink)
         onPageConnection?(connection)
     }
