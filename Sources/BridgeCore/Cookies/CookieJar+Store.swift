@@ -97,13 +97,16 @@ extension CookieJar {
     /// Keeps the jar within its caps: first expired cookies go, then the least recently accessed
     /// ones of the cookie's registrable domain, then of the whole jar.
     private func evict(around cookie: Cookie, now: Double, state: inout State) {
-        let site = suffixes.registrableDomain(of: cookie.domain) ?? cookie.domain
-        let siteDomains = state.byDomain.keys.filter { $0 == site || CookieURL.domain($0, matches: site) }
-        if siteDomains.reduce(0, { $0 + state.byDomain[$1]!.count }) > limits.perDomain {
-            let siteCookies = siteDomains.flatMap { state.byDomain[$0]!.values }
-            let victims = Self.victims(in: siteCookies, over: limits.perDomain, now: now)
-            logger.debug("cookie limit of \(limits.perDomain) for \(site) reached: evicting \(victims.count)")
-            remove(victims, state: &state)
+        // No site can be over its cap while the whole jar is under it.
+        if state.count > limits.perDomain {
+            let site = suffixes.registrableDomain(of: cookie.domain) ?? cookie.domain
+            let siteDomains = state.byDomain.keys.filter { $0 == site || CookieURL.domain($0, matches: site) }
+            if siteDomains.reduce(0, { $0 + state.byDomain[$1]!.count }) > limits.perDomain {
+                let siteCookies = siteDomains.flatMap { state.byDomain[$0]!.values }
+                let victims = Self.victims(in: siteCookies, over: limits.perDomain, now: now)
+                logger.debug("cookie limit of \(limits.perDomain) for \(site) reached: evicting \(victims.count)")
+                remove(victims, state: &state)
+            }
         }
         if state.count > limits.total {
             let victims = Self.victims(in: Array(state.byDomain.values.flatMap(\.values)), over: limits.total, now: now)

@@ -17,7 +17,10 @@ public final class CookieJar: Sendable {
     /// How many cookies this jar keeps per registrable domain and in all.
     public let limits: (perDomain: Int, total: Int)
     let clock: any BrokerClock
-    let suffixes: PublicSuffixList
+    private let givenSuffixes: PublicSuffixList?
+    /// The public suffix list: the given one, else the shared one, read on first use (a jar that
+    /// only ever serves headless clients and host-only cookies never reads it).
+    var suffixes: PublicSuffixList { givenSuffixes ?? .shared }
     let persistence: (any CookiePersistence)?
     let logger: Logger
     let state: Mutex<State>
@@ -32,12 +35,12 @@ public final class CookieJar: Sendable {
     /// Creates a jar, loading what `persistence` holds (a store that fails to load is logged and
     /// the jar starts empty).
     public init(
-        clock: any BrokerClock = SystemClock(), suffixes: PublicSuffixList = .shared, persistence: (any CookiePersistence)? = nil,
+        clock: any BrokerClock = SystemClock(), suffixes: PublicSuffixList? = nil, persistence: (any CookiePersistence)? = nil,
         logger: Logger = Logger(label: "bridge.cookies"), limits: (perDomain: Int, total: Int) = (perDomainLimit, totalLimit)
     ) {
         self.limits = limits
         self.clock = clock
-        self.suffixes = suffixes
+        givenSuffixes = suffixes
         self.persistence = persistence
         self.logger = logger
         var state = State()

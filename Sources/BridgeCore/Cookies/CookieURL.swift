@@ -104,9 +104,9 @@ public struct CookieContext: Sendable, Equatable {
     }
 
     /// Whether a request to `url` is same-site with the page.
-    func isSameSite(_ url: CookieURL, _ suffixes: PublicSuffixList) -> Bool {
+    func isSameSite(_ url: CookieURL, _ suffixes: @autoclosure () -> PublicSuffixList) -> Bool {
         guard let site else { return true }
-        return url.site(suffixes) == site
+        return url.site(suffixes()) == site
     }
 
     var isSafeMethod: Bool { ["GET", "HEAD", "OPTIONS", "TRACE"].contains(method.uppercased()) }
