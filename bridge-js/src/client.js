@@ -315,6 +315,15 @@ export class Client {
     exchange.reject(reason === undefined ? domException("The operation was aborted.", "AbortError") : reason);
   }
 
+  /** Flow control: grants a post `bytes` more of its response body, when the broker takes credit frames. */
+  sendCredit(exchange, bytes) {
+    const features = this.hello && Array.isArray(this.hello.features) ? this.hello.features : [];
+    if (exchange.settled || exchange.state !== "sent" || !features.includes("credit")) return;
+    if (this.transport && exchange.transport === this.transport) {
+      this.transport.sendText(`{"type":"credit","id":${exchange.id},"bytes":${bytes}}`);
+    }
+  }
+
   sendCancel(exchange) {
     if (this.transport && exchange.transport === this.transport) {
       this.transport.sendText(JSON.stringify({ type: "cancel", id: exchange.id }));

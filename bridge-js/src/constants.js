@@ -24,6 +24,10 @@ export const EARLY_IN_FLIGHT = 32;
 export const EARLY_POST_BYTES = 1024;
 export const DEFAULT_BACKOFF = { initial: 250, max: 30000, factor: 2 };
 export const WEBKIT_BINARY_PREFIX = "b64:";
+// Flow control (docs/PROTOCOL.md): at most this much of a fetch's response body is sent ahead of
+// what the page read, so a slow reader holds a bounded amount; credit goes back in steps this big.
+export const FLOW_WINDOW_BYTES = 4 * 1024 * 1024;
+export const FLOW_GRANT_BYTES = 512 * 1024;
 export const NULL_BODY_STATUSES = [101, 103, 204, 205, 304];
 export const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 export const EMPTY_BYTES = new Uint8Array(0);

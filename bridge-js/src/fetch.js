@@ -2,7 +2,7 @@
 // event with a Response (response.js) whose body streams as binary frames arrive.
 
 import { blobSource, streamSource } from "./bodies.js";
-import { NULL_BODY_STATUSES, REDIRECT_STATUSES } from "./constants.js";
+import { FLOW_GRANT_BYTES, FLOW_WINDOW_BYTES, NULL_BODY_STATUSES, REDIRECT_STATUSES } from "./constants.js";
 import { global } from "./env.js";
 import { BridgeError, abortReason, fetchFailure } from "./errors.js";
 import { identityFields, isForbiddenRequestHeader } from "./identity.js";
@@ -88,6 +88,9 @@ class FetchRun {
       // fetch() has no progress API and the loading bar follows the group's progress, which the
       // broker reports either way: per-request progress events would be frames nobody reads.
       progress: false,
+      // Flow control: the broker sends the body only this far ahead of what the page read (a
+      // broker without it ignores the field, and gets no credit frames: see grantCredit).
+      window: FLOW_WINDOW_BYTES,
       timeout: plan.timeout != null ? Number(plan.timeout) : context.config.requestTimeout,
     };
     Object.assign(body, identityFields(plan, context.cookies.documentCookieFor(parsed, plan.credentials)));
@@ -163,21 +166,43 @@ class FetchRun {
   }
 
   createStream() {
+    // The queue's high-water mark is the window: what the page has not read yet is
+    // `FLOW_WINDOW_BYTES - desiredSize`, so every read (which calls pull) can grant what it freed.
+    this.enqueued = 0;
+    this.granted = 0;
+    const strategy = typeof global.ByteLengthQueuingStrategy === "function"
+      ? new global.ByteLengthQueuingStrategy({ highWaterMark: FLOW_WINDOW_BYTES })
+      : { highWaterMark: FLOW_WINDOW_BYTES, size: (chunk) => chunk.byteLength };
     return new global.ReadableStream({
       start: (controller) => {
         this.controller = controller;
       },
+      pull: (controller) => this.grantCredit(controller),
       cancel: (reason) => {
         this.streamFinished = true;
         this.exchange.abort(reason === undefined ? domException("The body was cancelled.", "AbortError") : reason);
       },
-    });
+    }, strategy);
+  }
+
+  /** Gives the broker back the credit for what the page read, in steps, or all of it when the page waits. */
+  grantCredit(controller) {
+    if (this.streamFinished || !this.exchange) return;
+    const queued = FLOW_WINDOW_BYTES - (controller.desiredSize || 0);
+    const due = this.enqueued - queued - this.granted;
+    if (due >= FLOW_GRANT_BYTES || (due > 0 && queued <= 0)) {
+      this.granted += due;
+      this.context.client.sendCredit(this.exchange, due);
+    }
   }
 
   onChunk(chunk, end) {
     if (!this.controller || this.streamFinished) return;
     // A copy, so the consumer never sees the frame header through chunk.buffer.
-    if (chunk.byteLength) this.controller.enqueue(chunk.slice());
+    if (chunk.byteLength) {
+      this.enqueued += chunk.byteLength;
+      this.controller.enqueue(chunk.slice());
+    }
     if (end) this.closeStream();
   }
 

@@ -208,3 +208,34 @@ test("fetch and XHR ask for header bytes as Latin-1 and give them as they come: 
   assert.equal(xhr.getResponseHeader("x-name"), "\u00ff");
   assert.equal(xhr.statusText, "Fine");
 });
+
+test("flow control: fetch asks for a window and grants credit as the page reads, only to a broker that takes it", async () => {
+  const MiB = 1024 * 1024;
+  const env = loadBridge();
+  const ws = await env.open({}, { features: ["credit"] });
+  const pending = fetch("https://api.example.com/huge");
+  const post = await ws.nextPost("fetch");
+  assert.equal(post.body.window, 4 * MiB);
+  ws.respond(post.id, { headers: [["content-type", "application/octet-stream"]] });
+  const response = await pending;
+  const reader = response.body.getReader();
+  for (let i = 0; i < 4; i++) ws.pushBinary(post.id, new Uint8Array(MiB));
+  await tick(5);
+  const credits = () => ws.texts.filter((message) => message.type === "credit");
+  assert.deepEqual(credits(), [], "nothing read, nothing granted: the broker stops after the 4 MiB window");
+  assert.equal((await reader.read()).value.byteLength, MiB);
+  await tick(5);
+  assert.deepEqual(credits(), [{ type: "credit", id: post.id, bytes: MiB }], "the mebibyte read is granted back");
+  await reader.cancel();
+
+  const old = loadBridge();
+  const oldWs = await old.open();
+  const second = fetch("https://api.example.com/huge");
+  const oldPost = await oldWs.nextPost("fetch");
+  oldWs.respond(oldPost.id);
+  const oldReader = (await second).body.getReader();
+  oldWs.pushBinary(oldPost.id, new Uint8Array(MiB));
+  await oldReader.read();
+  await tick(5);
+  assert.equal(oldWs.texts.filter((message) => message.type === "credit").length, 0, "a broker without the feature gets no credit frames");
+});

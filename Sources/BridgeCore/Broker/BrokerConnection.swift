@@ -66,6 +66,7 @@ public final class BrokerConnection: Sendable {
         switch message {
         case .post(let name, let id, let body): post(name: name, id: id, body: body)
         case .cancel(let id): cancel(id: id)
+        case .credit(let id, let bytes): credit(id: id, bytes: bytes)
         }
     }
 
@@ -227,6 +228,20 @@ public final class BrokerConnection: Sendable {
         work?.1?.fail(BridgeError(.cancelled, "the post was cancelled"))
     }
 
+    /// Credit for a post that ended, or that asked for no window, is ignored.
+    private func credit(id: Int, bytes: Int) {
+        let window = state.withLock { $0.posts[id]?.credit }
+        window?.grant(bytes)
+    }
+
+    /// The post's flow-control window, made with `initial` bytes of credit on first use.
+    func creditWindow(for entry: PostEntry, initial: Int) -> CreditWindow {
+        state.withLock { _ in
+            if entry.credit == nil { entry.credit = CreditWindow(initial: initial) }
+            return entry.credit!
+        }
+    }
+
     private func rejectDuplicate(_ id: Int) {
         sink.send(
             ServerMessage.error(BridgeError(.duplicateID, "id \(id) is already in flight on this connection"), duplicateID: id),
@@ -294,6 +309,8 @@ final class PostEntry: @unchecked Sendable {
     let meter: (any PostMeter)?
     var task: Task<Void, Never>?
     var body: RequestBodyChannel?
+    /// The response body's flow-control window, when the post asked for one.
+    var credit: CreditWindow?
     var isCancelled = false
 
     init(token: UInt64, id: Int?, meter: (any PostMeter)? = nil) {

@@ -109,6 +109,12 @@ public struct HandlerCall: Sendable {
         return true
     }
 
+    /// The flow-control window of this post's response body, with `initial` bytes of credit;
+    /// the client's `credit` frames for the post add to it.
+    public func creditWindow(initial: Int) -> CreditWindow {
+        connection.creditWindow(for: entry, initial: initial)
+    }
+
     /// The request body the client streams as binary frames for this post.
     public func requestBody() -> RequestBodyStream {
         RequestBodyStream(channel: connection.bodyChannel(for: entry))

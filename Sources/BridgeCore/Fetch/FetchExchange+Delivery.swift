@@ -40,18 +40,24 @@ extension FetchExchange {
             reply["bodyBytes"] = 0
         case .binary:
             let count: Int
+            // With a window (flow control), the upstream body is read only while the client has credit.
+            let credit = request.window.map { call.creditWindow(initial: $0) }
             if let nextFrame = response.body.nextFrame {
                 // One copy: each chunk lands in its frame, the header goes in front of it.
                 let (headroom, limit) = (call.bodyFrameHeadroom, call.configuration.binaryChunkBytes)
                 count = try await stream(total: total) {
+                    try await credit?.waitForRoom()
                     guard let frame = try await nextFrame(headroom, limit) else { return nil }
                     let size = frame.count
+                    credit?.spend(size)
                     try Task.checkCancellation()
                     try await call.sendBodyFrame(frame)
                     return size
                 }
             } else {
                 count = try await stream(response.body, total: total) { chunk in
+                    try await credit?.waitForRoom()
+                    credit?.spend(chunk.count)
                     try await call.sendBodyChunk(chunk, isEnd: false)
                 }
             }

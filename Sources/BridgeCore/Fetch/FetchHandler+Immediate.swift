@@ -33,7 +33,9 @@ extension FetchHandler: ImmediateBridgeHandler {
         // The variant is chosen by the headers the task would send: identity headers and cookies included.
         let hops = HopIdentity(request: request, identity: RequestIdentity(connection: call.connection), jar: cookies)
         guard let hit = cache.immediateHit(
-            url: request.url, headers: hops.headers(request.headers, url: request.url, method: "GET", tainted: false), mode: request.cache, bodyLimit: bodyLimit,
+            // A body over the flow-control window goes through the task, which waits for credit.
+            url: request.url, headers: hops.headers(request.headers, url: request.url, method: "GET", tainted: false), mode: request.cache,
+            bodyLimit: min(bodyLimit, request.window ?? Int.max),
             accept: { entry in
                 !(follows && Self.redirectStatuses.contains(entry.status) && entry.headers.contains("location"))
                     // The kept JSON writes values as UTF-8 text: other bytes in latin1 take the task's path.

@@ -87,6 +87,8 @@ public struct FetchRequest: Sendable {
     public var documentCookie: String?
     /// Keep `Set-Cookie` in the response headers (headless clients only).
     public var exposeSetCookie: Bool
+    /// The flow-control window for a binary response body, in bytes; nil sends it as fast as it comes.
+    public var window: Int?
 
     /// A request body as the client gave it.
     public enum Body: Sendable, Equatable {
@@ -182,6 +184,10 @@ public struct FetchRequest: Sendable {
         documentCookie = try FetchRequest.string(object, "documentCookie")
         let expose = try FetchRequest.bool(object, "exposeSetCookie") ?? false
         exposeSetCookie = !page && expose
+        if let bytes = try FetchRequest.integer(object, "window") {
+            guard (1...(1 << 40)).contains(bytes) else { throw BridgeError(.badRequest, "\"window\" must be 1 to 2^40 bytes") }
+            window = bytes
+        }
     }
 
     /// `headers` (values as byte strings, `ByteString`) as this request asks them written.

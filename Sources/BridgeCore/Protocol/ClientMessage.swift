@@ -4,6 +4,8 @@ public enum ClientMessage: Sendable, Equatable {
     case post(name: String, id: Int?, body: JSONValue)
     /// Cancels the post with this id.
     case cancel(id: Int)
+    /// Grants the post with this id `bytes` more of its response body (*addition*: flow control).
+    case credit(id: Int, bytes: Int)
 }
 
 /// A frame that is not a valid envelope; `id` is set when the frame still names a post.
@@ -49,6 +51,12 @@ extension ClientMessage {
         case "cancel":
             guard let id else { throw EnvelopeError(id: nil, message: "cancel has no \"id\"") }
             return .cancel(id: id)
+        case "credit":
+            guard let id else { throw EnvelopeError(id: nil, message: "credit has no \"id\"") }
+            guard let bytes = object["bytes"]?.intValue, bytes >= 0, bytes <= maxID else {
+                throw EnvelopeError(id: nil, message: "credit needs \"bytes\", an integer from 0 to 2^53-1")
+            }
+            return .credit(id: id, bytes: bytes)
         default:
             throw EnvelopeError(id: id, message: "unknown frame type \"\(type)\"")
         }

@@ -9,7 +9,8 @@ public enum ServerMessage {
         writer.append(.array(handlers.map { .string($0) }))
         writer.appendRaw(",\"limits\":")
         writer.append(limits)
-        writer.appendRaw("}")
+        // Additions a client may use: `credit` frames (docs/PROTOCOL.md, "Flow control").
+        writer.appendRaw(",\"features\":[\"credit\"]}")
         return writer.bytes
     }
 
