@@ -8,7 +8,8 @@ Endpoints (query parameters in brackets):
   /raw?x=BYTES                writes BYTES (percent-encoded, any byte) as the whole response, then
                               closes the connection; for HEAD only the part before the blank line
   /echo                       JSON: method, headers ({lower-case name: value}), body and its length;
-                              header values and the body as Latin-1 (one code unit per byte)
+                              header values and the body as Latin-1 (one code unit per byte);
+                              `arrivals`: [ms since the head, bytes so far] per chunk of a chunked body
   /redirect?s=CODE&to=URL     a CODE redirect to URL (`self`: to this same URL, a loop)
   /bytes?n=N                  N pattern bytes ((i * 31 + (i >> 8)) & 255), with Content-Length
   /slow?chunks=C&size=S&delay=MS   C chunks of S bytes, MS apart, chunked
@@ -54,6 +55,8 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
         raise AttributeError(name)
 
     def read_body(self):
+        self.arrivals = []
+        started = time.monotonic()
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             body = b""
             while True:
@@ -63,6 +66,7 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
                         pass
                     return body
                 body += self.rfile.read(size)
+                self.arrivals.append([round((time.monotonic() - started) * 1000), len(body)])
                 self.rfile.readline()
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
@@ -103,7 +107,8 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
                 key = name.lower()
                 latin = value.encode("latin-1", "surrogateescape").decode("latin-1")
                 headers[key] = headers[key] + ", " + latin if key in headers else latin
-            echo = {"method": self.command, "headers": headers, "body": body.decode("latin-1"), "length": len(body)}
+            echo = {"method": self.command, "headers": headers, "body": body.decode("latin-1"), "length": len(body),
+                    "arrivals": self.arrivals}
             self.answer(200, json.dumps(echo).encode(), [("Cache-Control", "no-store")], "application/json")
         elif path == "/redirect":
             target = arg("to", "/echo")

@@ -457,6 +457,37 @@
   add("XHR responseURL after a redirect", async () => (await xhr({ url: "/redirect?s=302&to=/echo" })).url);
   add("XHR empty body load event totals", async () => (await xhr({ url: ok("") })).log);
 
+  // -- EventSource (the stream's opens are counted per id: one id per mode)
+
+  function eventSource(query, messages) {
+    const mode = window.BridgeBroker ? "shim" : "native";
+    const params = new URLSearchParams(Object.assign({}, query, query.id ? { id: `${query.id}-${mode}` } : {}));
+    return new Promise((resolve) => {
+      const source = new EventSource("/sse?" + params);
+      const log = [source.readyState];
+      let seen = 0;
+      const finish = () => { source.close(); resolve(log.concat([source.readyState])); };
+      source.onopen = () => log.push(["open", source.readyState]);
+      const onMessage = (event) => {
+        log.push([event.type, event.data, event.lastEventId, event.origin === location.origin]);
+        if (++seen === messages) setTimeout(finish, 20);
+      };
+      source.onmessage = onMessage;
+      source.addEventListener("named", onMessage);
+      source.onerror = () => {
+        log.push(["error", source.readyState]);
+        if (source.readyState === 2 || messages === 0) setTimeout(finish, 200);
+      };
+      setTimeout(finish, 3000);
+    });
+  }
+  add("EventSource events, ids, comments and line endings", async () =>
+    eventSource({ events: "data: a\n\n: note\r\nevent: named\r\ndata: b\r\nid: 4\r\n\r\ndata: c\rdata:d\r\r", hold: "100" }, 3));
+  add("EventSource reconnects with the last event id", async () =>
+    eventSource({ id: "again", events: "retry: 50\nid: 9\ndata: first\n\n", again: "data: second\n\n" }, 2));
+  add("EventSource 204 fails the connection", async () => eventSource({ s: "204", events: "data: x\n\n" }, 1));
+  add("EventSource of another content type fails", async () => eventSource({ type: "text/plain", events: "data: x\n\n" }, 1));
+
   window.SCENARIOS = S;
 
   /** Runs every scenario (or those named) one after another, each at most `limit` ms. */

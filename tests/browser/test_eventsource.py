@@ -1,4 +1,4 @@
-"""EventSource through the broker in headless Chromium: a page on one origin reads server-sent
+"""EventSource and streamed uploads through the broker in headless Chromium: a page on one origin reads
 events from another origin that sends no CORS headers (the browser's own EventSource is refused)."""
 import json
 import time
@@ -123,3 +123,35 @@ def test_close_cancels_the_upstream_request(page, sse_origin):
     while time.time() < deadline and not counts(sse_origin).get("closing:closed"):
         time.sleep(0.05)
     assert counts(sse_origin).get("closing:closed") is True, "the origin saw its connection closed long before its 8 s hold"
+
+
+def test_a_readable_stream_body_reaches_the_origin_as_it_is_produced(page, sse_origin):
+    """A ReadableStream request body (duplex: "half") goes upstream chunked, each chunk as the page
+    produces it: the origin has the first one long before the page writes the last."""
+    result = page("""
+        const encoder = new TextEncoder();
+        let step = 0;
+        const stream = new ReadableStream({
+            async pull(controller) {
+                if (step === 3) { controller.close(); return; }
+                if (step > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+                controller.enqueue(encoder.encode("part" + step + ";"));
+                step++;
+            },
+        });
+        const response = await fetch(ORIGIN_SSE + "/echo", {method: "POST", body: stream, duplex: "half"});
+        const echo = await response.json();
+        let noDuplex;
+        try { await fetch(ORIGIN_SSE + "/echo", {method: "POST", body: new ReadableStream()}); } catch (error) { noDuplex = error.name; }
+        let onGet;
+        try { await fetch(ORIGIN_SSE + "/echo", {method: "GET", body: new ReadableStream(), duplex: "half"}); } catch (error) { onGet = error.name; }
+        return {body: echo.body, chunked: echo.headers["transfer-encoding"], length: echo.headers["content-length"] || null,
+                arrivals: echo.arrivals, noDuplex, onGet};
+    """, ORIGIN_SSE=sse_origin)
+    value = result["value"]
+    assert value["body"] == "part0;part1;part2;" and value["chunked"] == "chunked" and value["length"] is None, value
+    arrivals = value["arrivals"]
+    assert arrivals[-1][1] == 18 and len(arrivals) >= 3, arrivals
+    first_complete = next(ms for ms, size in arrivals if size >= 6)
+    assert arrivals[-1][0] - first_complete >= 800, f"the chunks arrived as they were produced: {arrivals}"
+    assert value["noDuplex"] == "TypeError" and value["onGet"] == "TypeError"
