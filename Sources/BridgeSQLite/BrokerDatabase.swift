@@ -19,11 +19,14 @@ public enum BrokerDatabase {
         try connection.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '1')").run()
         try connection.execute(cacheSchema)
         try connection.execute(cookieSchema)
+        try addChecksumColumn(connection)
+        try connection.execute("UPDATE meta SET value = '3' WHERE key = 'schema' AND value = '2'")
         return connection
     }
 
-    /// The schema version `open` leaves: 1 had the cache only, 2 adds the cookie jar.
-    public static let schemaVersion = 2
+    /// The schema version `open` leaves: 1 had the cache only, 2 adds the cookie jar, 3 the
+    /// checksum of cache body files.
+    public static let schemaVersion = 3
 
     // Schema 2: the cookie jar's persistent cookies, keyed as the jar keys them. Session cookies
     // are never written, so a restart drops them.
@@ -36,13 +39,34 @@ public enum BrokerDatabase {
         UPDATE meta SET value = '2' WHERE key = 'schema' AND value = '1';
         """
 
+    /// A database made before body files went unsynced has no `checksum` column: it gets one, and
+    /// its rows keep NULL there (their files were fsynced before the row went in; only their length
+    /// is checked).
+    static func addChecksumColumn(_ connection: SQLiteConnection) throws {
+        func present() throws -> Bool {
+            let statement = try connection.prepare("PRAGMA table_info(cache_entries)")
+            while try statement.step() {
+                if statement.string(at: 1) == "checksum" { return true }
+            }
+            return false
+        }
+        guard try !present() else { return }
+        do {
+            try connection.execute("ALTER TABLE cache_entries ADD COLUMN checksum INTEGER")
+        } catch {
+            // Another process opening the same database may have added it first.
+            guard try present() else { throw error }
+        }
+    }
+
+    // `checksum` is the XXH64 of a body file (`BodyChecksum`), NULL for inline bodies.
     // Bodies sit in their own table so that lookups and LRU scans read small rows only; the
     // totals row is kept by triggers, so start-up reads two numbers instead of scanning.
     static let cacheSchema = """
         CREATE TABLE IF NOT EXISTS cache_entries (
             id INTEGER PRIMARY KEY, url TEXT NOT NULL, vary TEXT NOT NULL, status INTEGER NOT NULL,
             headers TEXT NOT NULL, request_time REAL NOT NULL, response_time REAL NOT NULL,
-            size INTEGER NOT NULL, file TEXT, accessed INTEGER NOT NULL);
+            size INTEGER NOT NULL, file TEXT, accessed INTEGER NOT NULL, checksum INTEGER);
         CREATE INDEX IF NOT EXISTS cache_entries_url ON cache_entries (url);
         CREATE INDEX IF NOT EXISTS cache_entries_lru ON cache_entries (accessed);
         CREATE TABLE IF NOT EXISTS cache_bodies (id INTEGER PRIMARY KEY, body BLOB NOT NULL);

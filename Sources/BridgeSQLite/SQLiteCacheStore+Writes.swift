@@ -20,8 +20,9 @@ extension SQLiteCacheStore {
     }
 
     /// Inserts a complete entry, deletes the variants it replaces and evicts beyond the capacity,
-    /// in one transaction. `file` names a complete body file, `inline` holds a small body.
-    func insert(_ entry: CachedResponse, inline: [UInt8]?, file: String?, size: Int) async -> Bool {
+    /// in one transaction. `file` names a complete body file and `checksum` is its `BodyChecksum`;
+    /// `inline` holds a small body.
+    func insert(_ entry: CachedResponse, inline: [UInt8]?, file: String?, size: Int, checksum: Int64? = nil) async -> Bool {
         guard let writer else { return false }
         let capacity = configuration.diskCapacity
         let access = health.withLock { health in
@@ -46,13 +47,13 @@ extension SQLiteCacheStore {
                     let id = try self.takeEntryID(connection)
                     try connection.run(
                         """
-                        INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed, checksum)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                         [.integer(id), .text(entry.url), .text(CacheEntryCoding.encode(entry.varyKey)), .integer(Int64(entry.status)),
                          .text(CacheEntryCoding.encode(entry.headers)), .double(entry.requestTime),
                          .double(entry.responseTime), .integer(Int64(size)), file.map { .text($0) } ?? .null,
-                         .integer(access)])
+                         .integer(access), checksum.map { .integer($0) } ?? .null])
                     if let inline { try connection.run("INSERT INTO cache_bodies (id, body) VALUES (?, ?)", [.integer(id), .blob(inline)]) }
                     var evicted = 0
                     while let bytes = try Self.totals(connection).bytes as Int?, bytes > capacity {

@@ -43,6 +43,8 @@ public final class SQLiteCacheStore: CacheStore {
         var entries = 0
         var bytes = 0
         var evictions = 0
+        /// Entries dropped because their body file was missing or did not match its row.
+        var damaged = 0
         var nextAccess: Int64 = 0
         /// No entry stored from now on gets a lower id (see `takeEntryID`).
         var nextID: Int64 = 1
@@ -143,15 +145,15 @@ public final class SQLiteCacheStore: CacheStore {
             touch(id)
             return .bytes(bytes, chunkSize: configuration.readChunkBytes)
         }
-        let located: (size: Int, file: String?, blob: [UInt8]?)?
+        let located: (size: Int, file: String?, checksum: Int64?, blob: [UInt8]?)?
         do {
             located = try await reader.run { connection in
-                guard let row = try connection.query("SELECT size, file FROM cache_entries WHERE id = ?", [.integer(id)], row: {
-                    (Int($0.int(at: 0)), $0.string(at: 1))
+                guard let row = try connection.query("SELECT size, file, checksum FROM cache_entries WHERE id = ?", [.integer(id)], row: {
+                    (Int($0.int(at: 0)), $0.string(at: 1), $0.isNull(at: 2) ? nil : $0.int(at: 2))
                 }).first else { return nil }
-                if row.1 != nil { return (row.0, row.1, nil) }
+                if row.1 != nil { return (row.0, row.1, row.2, nil) }
                 let blob = try connection.query("SELECT body FROM cache_bodies WHERE id = ?", [.integer(id)]) { $0.blob(at: 0) }
-                return (row.0, nil, blob.first ?? [])
+                return (row.0, nil, nil, blob.first ?? [])
             }
         } catch {
             failed(error, while: "reading a body of \(entry.url)")
@@ -167,20 +169,53 @@ public final class SQLiteCacheStore: CacheStore {
             remember(id, blob)
             return .bytes(blob, chunkSize: configuration.readChunkBytes)
         }
+        // Body files are not fsynced: one the machine lost part of before the kernel wrote it has
+        // the wrong length or checksum, and is a miss that deletes the entry.
         let path = bodiesPath + "/" + (located.file ?? "")
-        if located.size <= maximumMemoryEntryBytes, let bytes = FileManager.default.contents(atPath: path).map([UInt8].init),
-           bytes.count == located.size
-        {
+        if located.size <= maximumMemoryEntryBytes {
+            guard let bytes = FileManager.default.contents(atPath: path).map([UInt8].init) else {
+                await dropDamaged(entry, "is missing")
+                return nil
+            }
+            guard bytes.count == located.size else {
+                await dropDamaged(entry, "has \(bytes.count) bytes, not \(located.size)")
+                return nil
+            }
+            if let expected = located.checksum {
+                var checksum = BodyChecksum()
+                checksum.update(bytes)
+                guard checksum.stored == expected else {
+                    await dropDamaged(entry, "does not match its checksum")
+                    return nil
+                }
+            }
             remember(id, bytes)
             return .bytes(bytes, chunkSize: configuration.readChunkBytes)
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            log("the body file of \(entry.url) is missing; dropping the entry")
-            await remove(entry)
+            await dropDamaged(entry, "is missing")
             return nil
         }
-        let file = FileBody(handle: handle, chunkSize: configuration.readChunkBytes)
+        let length = try? handle.seekToEnd()
+        guard length == UInt64(located.size), (try? handle.seek(toOffset: 0)) != nil else {
+            try? handle.close()
+            await dropDamaged(entry, "has \(length.map(String.init) ?? "unknown") bytes, not \(located.size)")
+            return nil
+        }
+        // Too large to hold: streamed, and checked when its last byte has been read (a mismatch
+        // then fails the response, which has gone out in part, and deletes the entry).
+        let file = FileBody(handle: handle, chunkSize: configuration.readChunkBytes, checksum: located.checksum) { [weak self] in
+            guard let self else { return }
+            Task { await self.dropDamaged(entry, "does not match its checksum") }
+        }
         return CacheBody(length: located.size, skip: { try file.skip($0) }) { try file.next() }
+    }
+
+    /// Deletes an entry whose body file is missing or does not match its row, and counts it.
+    func dropDamaged(_ entry: CachedResponse, _ what: String) async {
+        health.withLock { $0.damaged += 1 }
+        log("HTTP cache: the body file of \(entry.url) \(what); dropping the entry")
+        await remove(entry)
     }
 
     func remember(_ id: Int64, _ bytes: [UInt8]) {
@@ -222,6 +257,7 @@ public final class SQLiteCacheStore: CacheStore {
         stats.diskCapacity = configuration.diskCapacity
         health.withLock { health in
             (stats.diskEntries, stats.diskBytes, stats.evictions) = (health.entries, health.bytes, health.evictions)
+            stats.damaged = health.damaged
             stats.disabledReason = health.disabled
             stats.writesDisabledReason = health.writesDisabled
         }
@@ -264,36 +300,60 @@ public final class SQLiteCacheStore: CacheStore {
     }
 }
 
-/// A body file read in chunks.
+/// A body file read in chunks, checked against its row's checksum once its last byte is read.
 final class FileBody: @unchecked Sendable {
+    private struct State {
+        var done = false
+        /// Nil when there is nothing to check: no checksum stored, or bytes were skipped.
+        var checksum: BodyChecksum?
+    }
+
     private let handle: FileHandle
     private let chunkSize: Int
-    private let lock = Mutex(false)
+    private let expected: Int64?
+    private let damaged: @Sendable () -> Void
+    private let lock: Mutex<State>
 
-    init(handle: FileHandle, chunkSize: Int) {
+    init(handle: FileHandle, chunkSize: Int, checksum expected: Int64?, damaged: @escaping @Sendable () -> Void) {
         self.handle = handle
         self.chunkSize = chunkSize
+        self.expected = expected
+        self.damaged = damaged
+        lock = Mutex(State(checksum: expected == nil ? nil : BodyChecksum()))
     }
 
     func next() throws -> [UInt8]? {
-        try lock.withLock { done in
-            guard !done else { return nil }
+        try lock.withLock { state in
+            guard !state.done else { return nil }
             guard let data = try handle.read(upToCount: chunkSize), !data.isEmpty else {
-                done = true
+                state.done = true
                 try? handle.close()
+                if let checksum = state.checksum, checksum.stored != expected {
+                    damaged()
+                    throw DamagedBodyError()
+                }
                 return nil
             }
-            return [UInt8](data)
+            let bytes = [UInt8](data)
+            state.checksum?.update(bytes)
+            return bytes
         }
     }
 
-    /// Seeks `count` bytes forward (a byte range served from the middle of a large body).
+    /// Seeks `count` bytes forward (a byte range served from the middle of a large body); the
+    /// bytes skipped are not read, so such a read checks the file's length only.
     func skip(_ count: Int) throws {
-        try lock.withLock { done in
-            guard !done else { return }
+        try lock.withLock { state in
+            guard !state.done else { return }
+            state.checksum = nil
             try handle.seek(toOffset: try handle.offset() + UInt64(count))
         }
     }
 
     deinit { try? handle.close() }
+}
+
+/// A stored body file that did not match its row's checksum when read to its end.
+struct DamagedBodyError: Error, CustomStringConvertible {
+    var description: String { "the stored body does not match its checksum" }
 }

@@ -10,6 +10,8 @@ final class SQLiteEntryWriter: CacheEntryWriter {
         var file: FileHandle?
         var fileName: String?
         var size = 0
+        /// Of what went to the file: kept in the row, checked when the file is read.
+        var checksum = BodyChecksum()
         var abandoned = false
         /// `commit()` owns the file from here on; `discard()` leaves it alone.
         var committing = false
@@ -32,15 +34,22 @@ final class SQLiteEntryWriter: CacheEntryWriter {
             do {
                 if state.file == nil, state.buffer.count + chunk.count > store.configuration.inlineThreshold {
                     let name = UUID().uuidString.lowercased()
-                    let path = store.bodiesPath + "/" + name
-                    guard FileManager.default.createFile(atPath: path, contents: nil),
-                          let handle = FileHandle(forWritingAtPath: path)
-                    else { throw CocoaError(.fileWriteUnknown) }
+                    // open(2) itself: FileManager.createFile writes an empty file atomically (a
+                    // temporary file and a rename), two file creations where one will do.
+                    let descriptor = open(store.bodiesPath + "/" + name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                    let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                     (state.file, state.fileName) = (handle, name)
                     try handle.write(contentsOf: state.buffer)
+                    state.checksum.update(state.buffer)
                     state.buffer = []
                 }
-                if let file = state.file { try file.write(contentsOf: chunk) } else { state.buffer.append(contentsOf: chunk) }
+                if let file = state.file {
+                    try file.write(contentsOf: chunk)
+                    state.checksum.update(chunk)
+                } else {
+                    state.buffer.append(contentsOf: chunk)
+                }
                 return nil
             } catch {
                 return error
@@ -53,34 +62,28 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     }
 
     func commit() async -> Bool {
-        let taken: (inline: [UInt8]?, handle: FileHandle?, file: String?, size: Int)? = state.withLock { state in
+        let taken: (inline: [UInt8]?, handle: FileHandle?, file: String?, size: Int, checksum: Int64?)? = state.withLock { state in
             guard !state.abandoned else { return nil }
             state.abandoned = true  // Nothing more may be written or discarded.
             state.committing = true
-            if let file = state.file { return (nil, file, state.fileName, state.size) }
-            return (state.buffer, nil, nil, state.size)
+            if let file = state.file { return (nil, file, state.fileName, state.size, state.checksum.stored) }
+            return (state.buffer, nil, nil, state.size, nil)
         }
         guard let taken else { return false }
         if let handle = taken.handle {
-            // On disk before the row points at it, so no row ever names a torn file. fsync blocks
-            // for milliseconds: not on the cooperative pool, whose two threads here also deliver
-            // every response.
-            let synced = await withCheckedContinuation { continuation in
-                Self.syncQueue.async {
-                    continuation.resume(returning: (try? handle.synchronize()) != nil && (try? handle.close()) != nil)
-                }
-            }
+            // Not fsynced, as browsers' disk caches do not: the row keeps the file's length and
+            // checksum, and a file that does not match them when read (the machine went down
+            // before the kernel wrote it all) is a miss that deletes the entry. A process killed
+            // mid-write loses nothing the kernel has.
+            let closed = (try? handle.close()) != nil
             state.withLock { $0.file = nil }  // Closed either way.
-            guard synced else {
+            guard closed else {
                 if let name = taken.file { try? FileManager.default.removeItem(atPath: store.bodiesPath + "/" + name) }
                 return false
             }
         }
-        return await store.insert(entry, inline: taken.inline, file: taken.file, size: taken.size)
+        return await store.insert(entry, inline: taken.inline, file: taken.file, size: taken.size, checksum: taken.checksum)
     }
-
-    /// Where body files are flushed to disk before their rows are inserted.
-    private static let syncQueue = DispatchQueue(label: "bridge.cache.sync")
 
     func discard() async {
         let name: String? = state.withLock { state in

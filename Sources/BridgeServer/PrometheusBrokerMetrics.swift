@@ -129,6 +129,7 @@ final class ScrapedMetrics: @unchecked Sendable {
             ("hits", "bridge_cache_hits_total", []), ("misses", "bridge_cache_misses_total", []),
             ("revalidations", "bridge_cache_revalidations_total", []), ("stale", "bridge_cache_stale_served_total", []),
             ("collapsed", "bridge_cache_collapsed_total", []), ("evictions", "bridge_cache_evictions_total", []),
+            ("damaged", "bridge_cache_damaged_total", []),
             ("opened", "bridge_connections_opened_total", []),
             ("received", "bridge_websocket_bytes_total", [("direction", "in")]),
             ("sent", "bridge_websocket_bytes_total", [("direction", "out")]),
@@ -155,7 +156,7 @@ final class ScrapedMetrics: @unchecked Sendable {
             "collapsed": cache.collapsed, "opened": traffic.connectionsOpened, "received": traffic.bytesReceived,
             "sent": traffic.bytesSent,
         ]
-        if let store { totals["evictions"] = store.evictions }
+        if let store { (totals["evictions"], totals["damaged"]) = (store.evictions, store.damaged) }
         for (key, value) in totals {
             // A total that went down (a store reopened) starts again from there.
             let delta = value - (last[key] ?? 0)

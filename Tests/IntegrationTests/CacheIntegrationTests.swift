@@ -76,6 +76,37 @@ struct CacheIntegrationTests {
         await harness.stop()
     }
 
+    /// Body files are not fsynced; one that does not match its row's checksum (as after a crash
+    /// before the kernel wrote it) is a miss: the entry is deleted, the origin asked again, and
+    /// `cache.stats` counts it.
+    @Test func aDamagedBodyFileIsAMissCountedInStats() async throws {
+        let harness = try await CacheHarness.start()
+        let path = "/cached?cc=max-age%3D600&size=1048576"
+        let expected = (0..<1_048_576).map(patternByte)
+        #expect(try await harness.fetch(path, responseBody: "binary").binary == expected)
+        // Committed (not read back: that would put the body in the memory tier).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await harness.client.post("cache.stats")["disk"]?["entries"]?.intValue != 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: harness.directory + "/bodies")
+        let file = harness.directory + "/bodies/" + (try #require(names.first))
+        var bytes = try #require(FileManager.default.contents(atPath: file))
+        bytes[1000] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: file))
+
+        let second = try await harness.fetch(path, responseBody: "binary")
+        #expect(second.reply.cacheStatus == "miss" && second.binary == expected)
+        #expect(harness.origin.requestCount("/cached") == 2)
+        let stats = try await harness.client.post("cache.stats")
+        #expect(stats["damaged"]?.intValue == 1)
+        // Stored again from that miss, then a hit with the right bytes.
+        try await waitForCommit(of: harness.origin.url(path), harness.client)
+        let third = try await harness.fetch(path, responseBody: "binary")
+        #expect(third.reply.cacheStatus == "hit" && third.binary == expected)
+        await harness.stop()
+    }
+
     @Test func statsAndClearOverTheProtocol() async throws {
         let harness = try await CacheHarness.start()
         _ = try await harness.fetch("/cached?cc=max-age%3D600&etag=a")

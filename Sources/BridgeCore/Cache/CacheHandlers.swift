@@ -1,7 +1,7 @@
 /// The `cache.stats` handler: sizes per tier, counters and health of the HTTP cache.
 ///
 /// Reply: `{memory: {entries, bytes, capacity}, disk: {entries, bytes, capacity}, hits, misses,
-/// revalidations, collapsed, evictions, backgroundRevalidations, disabled, writable, reason}`
+/// revalidations, collapsed, evictions, damaged, backgroundRevalidations, disabled, writable, reason}`
 /// (`capacity` null when unbounded; `reason` null when the cache works).
 public struct CacheStatsHandler: BridgeHandler {
     /// The cache reported on.
@@ -26,7 +26,7 @@ public struct CacheStatsHandler: BridgeHandler {
             ("disk", tier(store.diskEntries, store.diskBytes, store.diskCapacity)),
             ("hits", .integer(counters.hits)), ("misses", .integer(counters.misses)),
             ("revalidations", .integer(counters.revalidations)), ("collapsed", .integer(counters.collapsed)),
-            ("evictions", .integer(store.evictions)),
+            ("evictions", .integer(store.evictions)), ("damaged", .integer(store.damaged)),
             ("backgroundRevalidations", .integer(cache.background.count)),
             ("disabled", .bool(store.disabledReason != nil)),
             ("writable", .bool(store.disabledReason == nil && store.writesDisabledReason == nil)),

@@ -123,6 +123,9 @@ public struct CacheStoreStats: Sendable, Equatable {
     public var memoryCapacity: Int?, diskCapacity: Int?
     /// Entries evicted to stay under a capacity since the store opened.
     public var evictions = 0
+    /// Entries dropped since the store opened because their stored body was missing or did not
+    /// match the length and checksum kept with it (written before a crash).
+    public var damaged = 0
     /// Why the store is disabled (reads and writes), nil when it works.
     public var disabledReason: String?
     /// Why the store takes no writes while still serving what it has (e.g. a full disk).
