@@ -14,7 +14,15 @@ import Testing
         }.count
     }
 
-    func settle() async throws { try await Task.sleep(for: .milliseconds(150)) }
+    func settle() async throws { try await Task.sleep(for: .milliseconds(200)) }
+
+    /// Waits (up to 20 s, the machine may be loaded) until `frames` body frames of post `id` went out,
+    /// then a little longer, so that a frame too many would be seen too.
+    func waitFor(_ frames: Int, of id: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while bodyFrames(id) < frames, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try await settle()
+    }
 
     @Test func theBodyStopsWhenTheCreditIsUsedUpAndGoesOnWithMore() async throws {
         let pulled = Mutex(0)
@@ -33,7 +41,7 @@ import Testing
         let connection = Broker.testing(upstream: upstream).connect(sink: sink, info: ConnectionInfo(origin: nil, peer: "t"))
         #expect(sink.jsonFrames.first?["features"] == ["credit"], "the hello says the broker takes credit frames")
         post(connection, ["type": "post", "name": "fetch", "id": 1, "body": ["url": "http://e.com/big", "responseBody": "binary", "window": 2500]])
-        try await settle()
+        try await waitFor(3, of: 1)
         #expect(bodyFrames(1) == 3, "2500 bytes of credit: three 1000-byte chunks, the last one over it")
         #expect(pulled.withLock { $0 } == 4, "and the upstream body is read one chunk ahead at most, then not at all")
 
@@ -41,14 +49,15 @@ import Testing
         #expect(try await sink.reply(2)["body"]?["body"] == "other", "another post on the connection is not held up")
 
         post(connection, ["type": "credit", "id": 1, "bytes": 2000])
-        try await settle()
+        try await waitFor(5, of: 1)
         #expect(bodyFrames(1) == 5)
         post(connection, ["type": "credit", "id": 1, "bytes": 1_048_576])
         let reply = try await sink.reply(1)
         #expect(reply["body"]?["bodyBytes"] == 10000)
         post(connection, ["type": "credit", "id": 1, "bytes": 5])  // The post ended: ignored.
         post(connection, ["type": "credit", "id": 1])
-        try await settle()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while sink.jsonFrames.last?["type"] != "error", ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(sink.jsonFrames.last?["type"] == "error", "credit without bytes is a bad message")
     }
 
