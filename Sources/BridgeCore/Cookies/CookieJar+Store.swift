@@ -69,8 +69,10 @@ extension CookieJar {
         }
 
         let old = state.byDomain[domain]?[cookie.key]
-        if let old {
-            if old.httpOnly && context.fromScript { throw CookieRejection("script may not replace an HttpOnly cookie") }
+        if let old, old.httpOnly && context.fromScript { throw CookieRejection("script may not replace an HttpOnly cookie") }
+        if let old, old.value == cookie.value {
+            // Chromium keeps the creation time (the place in the Cookie header) only for the same
+            // value; RFC 6265bis keeps it always. A new value sorts as a new cookie.
             cookie.creation = old.creation
         } else {
             // Unique creation times keep the Cookie header's order stable.

@@ -73,6 +73,9 @@ async function edges() {
   seen.attributes = await set("attributes", "sn=1; SameSite=None", "sns=1; SameSite=None; Secure", "strict=1; SameSite=Strict",
     "dom=1; Domain=127.0.0.1", "quoted=\"a b\"", "nameless", "=eq", "__Host-h=1; Secure; Path=/", "__Secure-s=1", "big=" + "x".repeat(5000));
   seen.afterAttributes = await call("/api/echo?step=after-attributes");
+  // A new value is a new cookie for the Cookie header's order; the same value keeps its place.
+  seen.replace = await set("replace", "strict=2; SameSite=Strict", "sns=1; SameSite=None; Secure; Max-Age=600");
+  seen.afterReplace = await call("/api/echo?step=after-replace");
   document.cookie = "scriptsecure=1; Secure";
   document.cookie = "scripthttponly=1; HttpOnly";
   document.cookie = "scriptpath=1; path=/api";
