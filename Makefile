@@ -3,7 +3,7 @@ SWIFT ?= swift
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps shim test-deps test test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-fleet bench-webkit conformance host-app webview-app clean
+.PHONY: run build deps shim test-deps test test-fuzz fuzz test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-fleet bench-webkit conformance host-app webview-app clean
 
 deps:
 	@scripts/install-deps.sh
@@ -43,7 +43,7 @@ test-deps:
 test: test-deps test-shim
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/swift-test.sh
-	$(MAKE) --no-print-directory test-js test-protocol test-browser test-monitor test-fleet test-webkit
+	$(MAKE) --no-print-directory test-js test-protocol test-browser test-monitor test-fleet test-webkit test-fuzz
 
 test-swift: deps
 	$(SWIFT) test
@@ -55,6 +55,14 @@ test-js: bridge-js/bridge.js
 ## what bridge-js/src gives (this runs before anything rebuilds it).
 test-shim:
 	python3 -m pytest -q tests/shim
+
+## Every fuzz target's committed corpus once, then FUZZ_SECONDS (3) of fuzzing each (docs/RELIABILITY.md).
+test-fuzz:
+	scripts/fuzz.sh --check
+
+## Every libFuzzer target for FUZZ_SECONDS (default 60) each; `make fuzz FUZZ_SECONDS=600` for the long run.
+fuzz:
+	scripts/fuzz.sh
 
 test-protocol test-browser test-monitor test-fleet test-webkit: build
 	python3 -m pytest -q tests/$(subst test-,,$@)

@@ -46,10 +46,19 @@ public struct URLRules: Sendable {
 
     /// Whether `text` matches the glob `pattern` as a whole; `*` matches any run of characters.
     public static func glob(_ pattern: String, matches text: String) -> Bool {
+        var steps = 0
+        return glob(pattern, matches: text, steps: &steps)
+    }
+
+    /// `glob(_:matches:)`, counting the loop's steps in `steps`: at most
+    /// (text bytes + 1) × (pattern bytes + 1), since only the last `*` is ever backtracked to
+    /// (the fuzz target `glob` checks that bound).
+    static func glob(_ pattern: String, matches text: String, steps: inout Int) -> Bool {
         let p = Array(pattern.utf8), t = Array(text.utf8)
         var pi = 0, ti = 0
         var star = -1, mark = 0
         while ti < t.count {
+            steps += 1
             if pi < p.count, p[pi] == UInt8(ascii: "*") {
                 star = pi
                 mark = ti
@@ -65,7 +74,7 @@ public struct URLRules: Sendable {
                 return false
             }
         }
-        while pi < p.count, p[pi] == UInt8(ascii: "*") { pi += 1 }
+        while pi < p.count, p[pi] == UInt8(ascii: "*") { pi += 1; steps += 1 }
         return pi == p.count
     }
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of Fuzz/Targets.swift and runs them (docs/RELIABILITY.md).
+#
+#   scripts/fuzz.sh [TARGET...]         run each target for FUZZ_SECONDS (default 60) seconds
+#   scripts/fuzz.sh --check [TARGET...] run each target's committed corpus once, then fuzz it for
+#                                       FUZZ_SECONDS (default 3): what `make test` runs
+#
+# The binary is BridgeCore's sources and the targets compiled as one module with
+# `swiftc -sanitize=fuzzer,address` (one module, so internal parsers are reachable without
+# changing their access), linked against swift-log's Logging from the package checkout.
+# New inputs go to .build-fuzz/corpus/TARGET (not committed); the committed seeds and the inputs
+# of fixed crashes are in Fuzz/corpus/TARGET. A crash or failed property leaves its input in
+# .build-fuzz/crashes/ and makes the script fail after every target has run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+check=0
+if [ "${1:-}" = "--check" ]; then check=1; shift; fi
+seconds=${FUZZ_SECONDS:-$([ "$check" = 1 ] && echo 3 || echo 60)}
+swiftc=${SWIFTC:-swiftc}
+out=.build-fuzz
+mkdir -p "$out/crashes"
+
+# swift-log's sources come from the package checkout.
+logging=.build/checkouts/swift-log/Sources/Logging
+if [ ! -d "$logging" ]; then swift package resolve >/dev/null; fi
+if [ ! -f "$out/libLogging.a" ]; then
+    echo "fuzz: building Logging"
+    mapfile -t logging_sources < <(find "$logging" -name '*.swift')
+    "$swiftc" -O -swift-version 6 -parse-as-library -module-name Logging -package-name swift_log -emit-library -static \
+        -emit-module -emit-module-path "$out/Logging.swiftmodule" -o "$out/libLogging.a" "${logging_sources[@]}"
+fi
+
+mapfile -t sources < <(find Sources/BridgeCore Fuzz -name '*.swift' | sort)
+binary="$out/bridge-fuzz"
+if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" | head -1)" ]; then
+    echo "fuzz: building $binary"
+    "$swiftc" -O -g -sanitize=fuzzer,address -swift-version 6 -parse-as-library -module-name BridgeFuzz \
+        -I "$out" -L "$out" -lLogging "${sources[@]}" -o "$binary" 2>&1 \
+        | grep -v "ld.gold: warning: Cannot export local symbol '__asan" || true
+    [ -x "$binary" ] && [ -z "$(find "${sources[@]}" -newer "$binary" | head -1)" ] || { echo "fuzz: build failed"; exit 1; }
+fi
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    mapfile -t targets < <(find Fuzz/corpus -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)
+fi
+
+failed=()
+for target in "${targets[@]}"; do
+    seeds="Fuzz/corpus/$target"
+    [ -d "$seeds" ] || { echo "fuzz: no corpus $seeds"; failed+=("$target"); continue; }
+    work="$out/corpus/$target"
+    mkdir -p "$work"
+    log="$out/$target.log"
+    export BRIDGE_FUZZ_TARGET=$target
+    status=0
+    if [ "$check" = 1 ]; then
+        # Every committed input once (seeds and the inputs of fixed crashes): a regression fails here.
+        "$binary" -runs=0 "$seeds" >"$log" 2>&1 || status=$?
+    fi
+    if [ "$status" = 0 ]; then
+        "$binary" "$work" "$seeds" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+            -artifact_prefix="$out/crashes/$target-" -print_final_stats=1 >>"$log" 2>&1 || status=$?
+    fi
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
+    edges=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
+    if [ "$status" = 0 ]; then
+        printf 'fuzz: %-14s ok    %8s runs in %ss, %5s edges, corpus %s\n' "$target" "$runs" "$seconds" "$edges" "$(ls "$work" | wc -l)"
+    else
+        printf 'fuzz: %-14s FAIL  (exit %s) log %s\n' "$target" "$status" "$log"
+        grep -E 'property failed|ERROR: AddressSanitizer|Fatal error|deadly signal|Test unit written|timeout' "$log" | head -5
+        failed+=("$target")
+    fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: failed: ${failed[*]} (reproduce: BRIDGE_FUZZ_TARGET=T $binary INPUT)"
+    exit 1
+fi
