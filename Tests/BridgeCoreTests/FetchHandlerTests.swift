@@ -223,6 +223,16 @@ import Testing
         #expect(!URLRules.glob("a*b*c", matches: "abbb"))
     }
 
+    /// Many stars against a text that almost matches: the backtracking stays within
+    /// (text + 1) x (pattern + 1) steps (the fuzz target `glob` checks this on every input).
+    @Test func urlRuleGlobStepsAreBounded() {
+        let pattern = String(repeating: "*a", count: 50) + "b"
+        let text = String(repeating: "a", count: 2_000)
+        var steps = 0
+        #expect(!URLRules.glob(pattern, matches: text, steps: &steps))
+        #expect(steps <= (text.utf8.count + 1) * (pattern.utf8.count + 1))
+    }
+
     @Test(arguments: [
         ("8.8.8.8", true), ("127.0.0.1", false), ("10.0.0.1", false), ("172.16.5.4", false), ("172.32.0.1", true), ("192.168.1.1", false),
         ("169.254.169.254", false), ("100.64.0.1", false), ("0.0.0.0", false), ("224.0.0.1", false), ("255.255.255.255", false),
