@@ -1,4 +1,4 @@
-import BridgeCore
+@testable import BridgeCore
 import Foundation
 import Synchronization
 import Testing
