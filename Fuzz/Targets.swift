@@ -14,6 +14,7 @@ import Glibc
 func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
     if !condition() {
         print("property failed: \(message())")
+        fflush(nil)
         abort()
     }
 }

@@ -23,6 +23,18 @@ struct VaryTests {
         #expect(planFor(candidates, now: T0 + 10).kind == "fetch")  // header absent
     }
 
+    /// Fuzz target `vary`, Fuzz/corpus/vary/crash-open-quote-across-lines: two lines each with
+    /// an open quote. The normalised value is the lines combined, so it normalises to itself and
+    /// a request sending the combined line matches what was stored.
+    @Test func openQuotesAcrossLinesNormaliseAsCombined() {
+        let lines: HeaderList = [("Accept", "text \"a, b"), ("Accept", "c\" ,d")]
+        let value = VaryKey.normalizedValue(of: "accept", in: lines)
+        #expect(value == "text \"a, b, c\", d")
+        #expect(VaryKey.normalizedValue(of: "accept", in: [("Accept", value ?? "")]) == value)
+        let key = VaryKey(responseHeaders: ["Vary": "Accept"], requestHeaders: lines)
+        #expect(key.matches([("Accept", "text \"a, b, c\" , d")]))
+    }
+
     @Test func endToEndVariantsAreStoredSideBySide() {
         var store: [CachedResponse] = []
         var nextID = 0

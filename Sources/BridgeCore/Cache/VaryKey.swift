@@ -42,7 +42,10 @@ public struct VaryKey: Sendable, Hashable {
         let lines = headers.values(name)
         guard !lines.isEmpty else { return nil }
         let caseInsensitive = name == "accept-encoding" || name == "accept-language"
-        let members = lines.flatMap { HeaderList.splitList($0) }.map { member -> String in
+        // The lines combined first, as RFC 9110 §5.3 combines them: split line by line, a quote
+        // left open in one line would be closed by the next once the value is written as one
+        // line, so normalising a normalised value would change it (found by the fuzz target `vary`).
+        let members = HeaderList.splitList(lines.joined(separator: ", ")).map { member -> String in
             let collapsed = member.split(whereSeparator: { $0 == " " || $0 == "\t" })
                 .joined(separator: " ")
             return caseInsensitive ? collapsed.lowercased() : collapsed
