@@ -102,6 +102,12 @@ enum FuzzTargets {
             require((0...ClientMessage.maxID).contains(id), "cancel id \(id) out of range")
             object["type"] = "cancel"
             object["id"] = .integer(id)
+        case .credit(let id, let bytes):
+            require((0...ClientMessage.maxID).contains(id), "credit id \(id) out of range")
+            require((0...ClientMessage.maxID).contains(bytes), "credit bytes \(bytes) out of range")
+            object["type"] = "credit"
+            object["id"] = .integer(id)
+            object["bytes"] = .integer(bytes)
         }
         let frame = JSONValue.object(object).jsonBytes
         let again = frame.withUnsafeBytes { try? ClientMessage.decode($0) }
