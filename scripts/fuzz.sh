@@ -6,7 +6,7 @@
 #                                       FUZZ_SECONDS (default 3): what `make test` runs
 #
 # The binary is BridgeCore's sources and the targets compiled as one module with
-# `swiftc -sanitize=fuzzer,address` (one module, so internal parsers are reachable without
+# `swiftc -sanitize=fuzzer,address` (one module named BridgeCore, so internal parsers are reachable without
 # changing their access), linked against swift-log's Logging from the package checkout.
 # New inputs go to .build-fuzz/corpus/TARGET (not committed); the committed seeds and the inputs
 # of fixed crashes are in Fuzz/corpus/TARGET. A crash or failed property leaves its input in
@@ -35,7 +35,7 @@ mapfile -t sources < <(find Sources/BridgeCore Fuzz -name '*.swift' | sort)
 binary="$out/bridge-fuzz"
 if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" | head -1)" ]; then
     echo "fuzz: building $binary"
-    "$swiftc" -O -g -sanitize=fuzzer,address -suppress-warnings -swift-version 6 -parse-as-library -module-name BridgeFuzz \
+    "$swiftc" -O -g -sanitize=fuzzer,address -suppress-warnings -swift-version 6 -parse-as-library -module-name BridgeCore \
         -I "$out" -L "$out" -lLogging "${sources[@]}" -o "$binary" 2>&1 \
         | grep -v "ld.gold: warning: Cannot export local symbol '__asan" || true
     [ -x "$binary" ] && [ -z "$(find "${sources[@]}" -newer "$binary" | head -1)" ] || { echo "fuzz: build failed"; exit 1; }
