@@ -23,7 +23,7 @@
     const opts = options || {};
     const list = headers.slice();
     if (body !== null && !opts.noLength) list.push("Content-Length: " + body.length);
-    list.push("Cache-Control: no-store");
+    list.push("Cache-Control: " + (opts.cache || "no-store"));
     // The origin closes the connection after a raw answer: said, so that no client reuses it.
     if (!list.some((line) => /^connection:/i.test(line))) list.push("Connection: close");
     return "/raw?x=" + bytesParam(statusLine + CRLF + list.map((line) => line + CRLF).join("") + CRLF + (body || "")) +
@@ -142,6 +142,12 @@
   }
   add("custom reason phrase on 299", async () => described(await fetch(raw("HTTP/1.1 299 Custom Reason", [], "x"))));
   add("custom reason phrase on 200", async () => described(await fetch(raw("HTTP/1.1 200 Fine By Me", [], "x"))));
+  add("custom reason phrase of a response served from the cache", async () => {
+    const url = raw("HTTP/1.1 200 Fine By Me", ["Content-Type: text/plain"], "cached", { cache: "max-age=600", tag: "reason-cache" });
+    await (await fetch(url)).text();
+    const again = await fetch(url);
+    return [again.status, again.statusText, await again.text()];
+  });
   add("empty reason phrase", async () => described(await fetch(raw("HTTP/1.1 404 ", [], "x"))));
   add("no reason phrase at all", async () => described(await fetch(raw("HTTP/1.1 201", [], "x"))));
   add("reason phrase with bytes above 0x7F", async () => {
