@@ -56,13 +56,18 @@ test-js: bridge-js/bridge.js
 test-shim:
 	python3 -m pytest -q tests/shim
 
-## Every fuzz target's committed corpus once, then FUZZ_SECONDS (3) of fuzzing each (docs/RELIABILITY.md).
-test-fuzz:
+## Every fuzz target's committed corpus once, then FUZZ_SECONDS (3) of fuzzing each, and 15 s of the
+## protocol fuzzer against a broker (the ASan build in .build-asan if there is one) (docs/RELIABILITY.md).
+test-fuzz: build
 	scripts/fuzz.sh --check
+	python3 -m pytest -q tests/fuzz
 
-## Every libFuzzer target for FUZZ_SECONDS (default 60) each; `make fuzz FUZZ_SECONDS=600` for the long run.
-fuzz:
-	scripts/fuzz.sh
+## Every libFuzzer target for FUZZ_SECONDS (default 60) each, then the protocol fuzzer as long;
+## `make fuzz FUZZ_SECONDS=600` for the long run.
+FUZZ_SECONDS ?= 60
+fuzz: build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+	python3 tests/fuzz/protocol_fuzz.py --seconds $(FUZZ_SECONDS) --seed $${FUZZ_SEED:-1}
 
 test-protocol test-browser test-monitor test-fleet test-webkit: build
 	python3 -m pytest -q tests/$(subst test-,,$@)
