@@ -2,6 +2,7 @@
 headers, deterministic binary bodies, a slow response that notices when its client goes away,
 and a count of the requests it answered."""
 import http.server
+import json
 import pathlib
 import select
 import threading
@@ -44,6 +45,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if not file.is_file():
                 return self.send(404, b"no such page", "text/plain")
             return self.send(200, file.read_bytes(), "text/html; charset=utf-8", cache=query.get("max-age"))
+        if url.path == "/identity":
+            # What the request arrived with, as JSON; ?set= a Set-Cookie line for the response.
+            seen = {name: self.headers.get(name) for name in ("User-Agent", "Accept", "Accept-Language", "Referer", "Origin", "Cookie")}
+            body = json.dumps(seen).encode()
+            return self.send(200, body, "application/json", cookies=[query["set"]] if "set" in query else ())
         if url.path == "/nocors":
             return self.send(200, b'{"from": "an origin without CORS headers"}', "application/json")
         if url.path == "/bytes":
@@ -55,9 +61,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.slow(float(query.get("seconds", "20")))
         self.send(404, b"not found", "text/plain")
 
-    def send(self, status, body, content_type, cache=None):
+    def send(self, status, body, content_type, cache=None, cookies=()):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for line in cookies:
+            self.send_header("Set-Cookie", line)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", f"max-age={cache}" if cache else "no-store")
         self.end_headers()

@@ -62,3 +62,19 @@ def test_a_preloaded_page_loads_with_zero_origin_requests(origin):
     assert report["originRequests"] == 0, report
     # The origin saw the preload only: the page and its three resources, once each.
     assert origin.state.count() == 4
+
+
+def test_the_page_identity_and_cookies_reach_the_origin_without_a_handshake(origin):
+    """The WebKit host has no WebSocket handshake: the shim's page.identity is all the broker knows."""
+    result = result_of(open_page(f"{origin.url}/pages/identity.html?q=1"))
+    login, after, omit = result["login"], result["after"], result["omit"]
+    for seen in (login, after, omit):
+        assert seen["User-Agent"] == result["userAgent"], "WebKit's own user agent, not bridge-broker's"
+        assert seen["Accept"] == "*/*"
+        assert seen["Accept-Language"] and seen["Accept-Language"].split(",")[0] == result["languages"][0]
+        assert seen["Referer"] == result["page"], "strict-origin-when-cross-origin, same origin: the page's URL"
+        assert seen["Origin"] is None, "a same-origin GET carries no Origin"
+    assert login["Cookie"] is None
+    assert result["cookieAfterLogin"] == "wks=2", "the response's cookie is in document.cookie when fetch resolves"
+    assert after["Cookie"] == "wks=2; wk=1", "the jar's cookie and the one page script set"
+    assert omit["Cookie"] is None
