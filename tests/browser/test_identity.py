@@ -121,7 +121,7 @@ def origins():
 
 
 def start_broker(origins, cache=None):
-    return Broker("--allow-origin", origins["page"].url, cache=cache)
+    return Broker("--allow-origin", origins["page"].url, "--allow-url", "http://localhost:*", cache=cache)
 
 
 def clear_browser_cookies(driver):
@@ -270,4 +270,16 @@ def test_a_persistent_session_survives_a_broker_restart_as_it_survives_a_browser
         broker.stop()
 
     assert shim["cookie"] == native["cookie"], "the HttpOnly session came from the broker's jar on disk"
+    assert shim_seen == native_seen
+
+
+def test_another_site_gets_the_cookies_and_headers_chromium_gives_it(driver, origins):
+    other = origins["other"].url.replace("127.0.0.1", "localhost")
+    (native_seen, native), (shim_seen, shim) = compare_runs(driver, origins, "crossSite(arguments[0])", other)
+    assert native["xs-after"]["referer"] == origins["page"].url + "/" and native["xs-after"]["origin"] == origins["page"].url
+    assert native["xs-after"]["cookie"] is None, "a cross-site response sets no Lax or Strict cookie"
+    assert list(shim) == list(native)
+    for step in native:
+        for name in IDENTITY_HEADERS:
+            assert shim[step][name] == native[step][name], f"{step}: {name}: shim {shim[step][name]!r}, browser {native[step][name]!r}"
     assert shim_seen == native_seen

@@ -84,3 +84,18 @@ async function edges() {
   seen.afterDeletions = await call("/api/echo?step=after-deletions");
   return seen;
 }
+
+/**
+ * Another site (localhost against the page's 127.0.0.1): a cross-site response cannot set Lax or
+ * Strict cookies. (Chromium also blocks third-party SameSite=None cookies and partitions
+ * Partitioned ones, which the jar does not do yet: docs/PROTOCOL.md.)
+ */
+async function crossSite(other) {
+  const seen = {};
+  const lines = ["lax=1; Path=/", "strict=1; SameSite=Strict; Path=/"];
+  seen.set = await call(`${other}/api/set?step=xs-set&${lines.map((line) => `c=${encodeURIComponent(line)}`).join("&")}`, { credentials: "include" });
+  seen.after = await call(`${other}/api/echo?step=xs-after`, { credentials: "include" });
+  seen.post = await call(`${other}/api/echo?step=xs-post`, { method: "POST", body: "x", credentials: "include" });
+  seen.sameOrigin = await call(`${other}/api/echo?step=xs-same-origin-credentials`);
+  return seen;
+}
