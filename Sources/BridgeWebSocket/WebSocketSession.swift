@@ -93,6 +93,10 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     }
 
     func waitUntilWritable() async {
+        // Checked first without a continuation: `withCheckedContinuation` suspends the task even
+        // when it is resumed at once, and the task then waits for a thread of the pool again,
+        // for every event and body frame of every request.
+        guard !isWritable else { return }
         await withCheckedContinuation { continuation in
             let ready = shared.withLock { state -> Bool in
                 if state.closed || state.queuedBytes <= Self.highWater { return true }

@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import Synchronization
 
@@ -168,7 +169,7 @@ public final class BrokerConnection: Sendable {
             let task = Task { await self.run(handler, call: call, entry: entry) }
             let cancelledEarly = state.withLock { _ in
                 entry.task = task
-                return entry.isCancelled
+                return entry.isCancelled || entry.deadlinePassed
             }
             if cancelledEarly { task.cancel() }
         }
@@ -211,6 +212,27 @@ public final class BrokerConnection: Sendable {
             }
             releasePause(of: entry, state: &state)
         }
+    }
+
+    /// Cancels `entry`'s task once `duration` has passed (see `HandlerCall.withDeadline`);
+    /// cancelling the returned item first stops that.
+    func cancel(_ entry: PostEntry, after duration: Duration) -> DispatchWorkItem {
+        let item = DispatchWorkItem { [weak self] in
+            let task = self?.state.withLock { _ -> Task<Void, Never>? in
+                entry.deadlinePassed = true
+                return entry.task
+            }
+            task?.cancel()
+        }
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int.max)))), execute: item)
+        return item
+    }
+
+    /// Whether `entry`'s deadline passed.
+    func deadlinePassed(_ entry: PostEntry) -> Bool {
+        state.withLock { _ in entry.deadlinePassed }
     }
 
     private func cancel(id: Int) {
@@ -312,6 +334,9 @@ final class PostEntry: @unchecked Sendable {
     /// The response body's flow-control window, when the post asked for one.
     var credit: CreditWindow?
     var isCancelled = false
+    /// Set when a deadline the handler set (`HandlerCall.withDeadline`) passed; its task is
+    /// cancelled then.
+    var deadlinePassed = false
 
     init(token: UInt64, id: Int?, meter: (any PostMeter)? = nil) {
         self.token = token

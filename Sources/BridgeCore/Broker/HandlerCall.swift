@@ -21,6 +21,23 @@ public struct HandlerCall: Sendable {
     /// Whether the post was cancelled or its connection closed.
     public var isCancelled: Bool { Task.isCancelled || entry.isCancelled }
 
+    /// Runs `work`, failing with `timeout` if it has not finished within `duration`.
+    ///
+    /// The free function `withDeadline` runs the work and a timer as two child tasks; this runs
+    /// the work in the post's own task and cancels that task from a dispatch timer when the time
+    /// is up: no task is created, scheduled or woken per post when the work finishes in time.
+    /// Only for a handler's `handle` as the broker runs it (its post's task).
+    public func withDeadline<T>(_ duration: Duration, message: String, _ work: () async throws -> T) async throws -> T {
+        let timer = connection.cancel(entry, after: duration)
+        defer { timer.cancel() }
+        do {
+            return try await work()
+        } catch {
+            if connection.deadlinePassed(entry) { throw BridgeError(.timeout, message) }
+            throw error
+        }
+    }
+
     /// The broker's limits.
     public var configuration: BrokerConfiguration { connection.broker.configuration }
 
@@ -57,16 +74,17 @@ public struct HandlerCall: Sendable {
     /// binary frame header and the transport's own headroom.
     public var bodyFrameHeadroom: Int { connection.sink.frameHeadroom + BinaryFrameHeader.size }
 
-    /// Sends a chunk of a response body (not the last) that is already in `payload`, a frame
-    /// with `bodyFrameHeadroom` free bytes in front and at most `binaryChunkBytes` of payload.
-    /// The header is written into the headroom, so the bytes are not copied again.
+    /// Sends a chunk of a response body that is already in `payload`, a frame with
+    /// `bodyFrameHeadroom` free bytes in front and at most `binaryChunkBytes` of payload; with
+    /// `isEnd`, the last. The header is written into the headroom, so the bytes are not copied
+    /// again.
     ///
     /// Throws `cancelled` when the post is over, so a producer stops reading upstream.
-    public func sendBodyFrame(_ payload: FrameBuffer) async throws {
+    public func sendBodyFrame(_ payload: FrameBuffer, isEnd: Bool = false) async throws {
         guard let id else { throw BridgeError(.badRequest, "a binary response body needs a post id") }
         precondition(payload.headroom >= bodyFrameHeadroom && payload.count <= configuration.binaryChunkBytes, "body frame without room for its header")
         try await sendBodyFrameWhenWritable {
-            let header = BinaryFrameHeader(id: id, isEnd: false)
+            let header = BinaryFrameHeader(id: id, isEnd: isEnd)
             payload.prepend(BinaryFrameHeader.size) { header.write(to: $0) }
             return payload
         }

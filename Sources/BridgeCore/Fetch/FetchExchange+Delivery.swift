@@ -42,16 +42,29 @@ extension FetchExchange {
             let count: Int
             // With a window (flow control), the upstream body is read only while the client has credit.
             let credit = request.window.map { call.creditWindow(initial: $0) }
+            var ended = false
             if let nextFrame = response.body.nextFrame {
                 // One copy: each chunk lands in its frame, the header goes in front of it.
                 let (headroom, limit) = (call.bodyFrameHeadroom, call.configuration.binaryChunkBytes)
+                var sent = 0
                 count = try await stream(total: total) {
+                    guard !ended else { return nil }
                     try await credit?.waitForRoom()
                     guard let frame = try await nextFrame(headroom, limit) else { return nil }
                     let size = frame.count
                     credit?.spend(size)
+                    sent += size
                     try Task.checkCancellation()
-                    try await call.sendBodyFrame(frame)
+                    // The last bytes of a body of known length: its end is read first (it came
+                    // with them), so they carry END and no empty frame follows: one frame and
+                    // one write fewer per response.
+                    if let total, sent == total {
+                        guard try await nextFrame(headroom, limit) == nil else {
+                            throw BridgeError(.network, "\(url) sent more than its Content-Length of \(total) bytes")
+                        }
+                        ended = true
+                    }
+                    try await call.sendBodyFrame(frame, isEnd: ended)
                     return size
                 }
             } else {
@@ -61,7 +74,7 @@ extension FetchExchange {
                     try await call.sendBodyChunk(chunk, isEnd: false)
                 }
             }
-            try await call.sendBodyChunk([UInt8](), isEnd: true)
+            if !ended { try await call.sendBodyChunk([UInt8](), isEnd: true) }
             reply["body"] = .null
             reply["bodyBytes"] = .integer(count)
         case .text, .base64:

@@ -35,7 +35,7 @@ public struct FetchHandler: BridgeHandler {
             source: .fetch, url: request.url, method: request.method, group: request.group, connection: call.connection.number)
         let exchange = FetchExchange(call: call, request: request, handler: self, groupToken: groupToken, trace: trace)
         return try await trace.during {
-            try await withDeadline(request.timeout, message: "\(request.url) took longer than \(request.timeout)") {
+            try await call.withDeadline(request.timeout, message: "\(request.url) took longer than \(request.timeout)") {
                 try await exchange.run()
             }
         }
