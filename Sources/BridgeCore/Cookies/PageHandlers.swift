@@ -1,3 +1,5 @@
+import Foundation
+
 /// `page.identity`: the page reports its URL, `navigator.userAgent` and `navigator.languages`,
 /// kept for the connection's later requests. Answered at once, so it is in force for every post
 /// that follows it.
@@ -16,13 +18,18 @@ public struct PageIdentityHandler: ImmediateBridgeHandler {
     private func identify(_ call: HandlerCall) throws(BridgeError) -> JSONValue {
         guard case .object(let body) = call.body else { throw BridgeError(.badRequest, "page.identity needs an object body") }
         guard let url = try FetchRequest.string(body, "url") else { throw BridgeError(.badRequest, "page.identity needs a \"url\"") }
-        guard let origin = WebOrigin(url: url), let normalized = try? FetchRequest.normalize(url: url) else {
-            throw BridgeError(.badRequest, "\"url\" must be the page's absolute http(s) URL")
+        guard URLComponents(string: url)?.scheme?.isEmpty == false else {
+            throw BridgeError(.badRequest, "\"url\" must be the page's absolute URL (location.href)")
         }
-        if let handshake = call.connection.info.origin, HandshakePolicy.normalize(handshake) != origin.description {
-            throw BridgeError(.forbidden, "the page's origin \(origin) is not the connection's origin \(handshake)")
+        // A page that is not http(s) (file:, an app's own scheme) has an opaque origin: no
+        // referrer, no Origin, no cookies of its own; its user agent and languages still count.
+        var report = PageIdentity.Report()
+        if let origin = WebOrigin(url: url), let normalized = try? FetchRequest.normalize(url: url) {
+            if let handshake = call.connection.info.origin, HandshakePolicy.normalize(handshake) != origin.description {
+                throw BridgeError(.forbidden, "the page's origin \(origin) is not the connection's origin \(handshake)")
+            }
+            report.url = normalized
         }
-        var report = PageIdentity.Report(url: normalized)
         if let userAgent = try FetchRequest.string(body, "userAgent") {
             guard HeaderRules.isValidValue(userAgent) else { throw BridgeError(.badRequest, "\"userAgent\" has CR, LF or NUL") }
             report.userAgent = userAgent

@@ -15,14 +15,15 @@ struct HopIdentity: Sendable {
     /// `same-origin` (fetch's default) for pages.
     var credentials: CredentialsMode { request.credentials ?? (identity.isPage ? .sameOrigin : .include) }
 
-    /// Whether cookies go with, and are taken from, a hop to `url`. Without a page origin (a
-    /// headless client) `same-origin` cannot be judged and counts as `include`.
+    /// Whether cookies go with, and are taken from, a hop to `url`. A headless client has no
+    /// origin: for it `same-origin` counts as `include`; a page without an http(s) origin (an
+    /// opaque one) is same-origin with no URL.
     func credentialsAllowed(for url: String) -> Bool {
         switch credentials {
         case .omit: return false
         case .include: return true
         case .sameOrigin:
-            guard let page = identity.pageOrigin else { return true }
+            guard let page = identity.pageOrigin else { return !identity.isPage }
             return WebOrigin(url: url) == page
         }
     }
