@@ -77,7 +77,9 @@ final class OpenSession: @unchecked Sendable {
                 documentSeen = true
                 return
             }
-            if uri.hasPrefix("http:") || uri.hasPrefix("https:") { webKitRequests += 1 }
+            // The broker's own files (a page that includes /bridge.js) are not the origin's.
+            let own = ["http://127.0.0.1:\(server.port)/", "http://localhost:\(server.port)/"]
+            if uri.hasPrefix("http:") || uri.hasPrefix("https:"), !own.contains(where: uri.hasPrefix) { webKitRequests += 1 }
         }
         view.onLoadFailed = { [unowned self] message in loadFailed = message }
         view.onLoadEvent = { [unowned self] event in

@@ -23,12 +23,18 @@ extension BridgeWebView {
 
     func connectSignals() {
         let me = Unmanaged.passUnretained(self).toOpaque()
+        connectLoadSignals(me)
+        // A plain WebKit view has no handlers either: a page that includes the shim itself then
+        // uses the WebSocket, as in any browser.
+        guard configuration.injectShim else { return }
         webkit_user_content_manager_register_script_message_handler_with_reply(manager, "bridge", nil)
         let onBridge: @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?) -> gboolean = { _, value, reply, data in
             let view = Unmanaged<BridgeWebView>.fromOpaque(data!).takeUnretainedValue()
             let json = jsc_value_to_string(OpaquePointer(value))
             let context = jsc_value_get_context(OpaquePointer(value))
-            webkit_script_message_reply_return_value(OpaquePointer(reply), jsc_value_new_null(context))
+            let null = jsc_value_new_null(context)
+            webkit_script_message_reply_return_value(OpaquePointer(reply), null)
+            g_object_unref(UnsafeMutableRawPointer(null))
             if let json {
                 view.receiveFromPage(String(cString: json))
                 g_free(json)
@@ -53,8 +59,13 @@ extension BridgeWebView {
                 Unmanaged.passUnretained(target).toOpaque())
         }
 
+    }
+
+    /// Load events, WebKit's own resource loads and its estimated progress.
+    private func connectLoadSignals(_ me: UnsafeMutableRawPointer) {
         let onLoad: @convention(c) (gpointer?, WebKitLoadEvent, gpointer?) -> Void = { _, event, data in
             let view = Unmanaged<BridgeWebView>.fromOpaque(data!).takeUnretainedValue()
+            BridgeWebView.trace("load event \(event.rawValue)")
             // A new document is coming: the old one's connection ends (its posts are cancelled).
             if event == WEBKIT_LOAD_STARTED { view.resetPage(code: 1001, reason: "the page is navigating away") }
             view.loadFinished = event == WEBKIT_LOAD_FINISHED
@@ -113,7 +124,9 @@ extension BridgeWebView {
                 let (reply, context) = handle.value
                 switch result {
                 case .success(let body):
-                    webkit_script_message_reply_return_value(reply, jsc_value_new_from_json(context, body.jsonString))
+                    let value = jsc_value_new_from_json(context, body.jsonString)
+                    webkit_script_message_reply_return_value(reply, value)
+                    if let value { g_object_unref(UnsafeMutableRawPointer(value)) }
                 case .failure(let error):
                     webkit_script_message_reply_return_error_message(reply, error.message)
                 }

@@ -232,6 +232,7 @@ public final class BridgeWebView: @unchecked Sendable {
     }
 
     func receiveFromPage(_ message: String) {
+        Self.trace("page -> host: \(message.prefix(120))")
         if message.hasPrefix("{\"type\":\"open\"") {
             return openPage()
         }
@@ -249,15 +250,28 @@ public final class BridgeWebView: @unchecked Sendable {
     }
 
     private func evaluateFrames(_ script: String, done: @escaping @Sendable () -> Void) {
+        Self.trace("host -> page: \(script.count) characters: \(script.prefix(160))")
         let box = Unmanaged.passRetained(Completion { _ in done() })
         webkit_web_view_evaluate_javascript(webView, script, -1, nil, nil, nil, { source, result, data in
             let completion = Unmanaged<Completion>.fromOpaque(data!).takeRetainedValue()
             var error: UnsafeMutablePointer<GError>?
             let value = webkit_web_view_evaluate_javascript_finish(UnsafeMutableRawPointer(source)?.assumingMemoryBound(to: WebKitWebView.self), result, &error)
-            if let error { g_error_free(error) }
+            if let error {
+                // A navigation that replaced the document fails the scripts still on their way.
+                BridgeWebView.trace("frames for the page failed: \(error.pointee.message.map { String(cString: $0) } ?? "?")")
+                g_error_free(error)
+            }
             if let value { g_object_unref(UnsafeMutableRawPointer(value)) }
             completion.body(nil)
         }, box.toOpaque())
+    }
+
+    /// With `BRIDGE_WEBVIEW_TRACE=1` in the environment, the transport's traffic goes to stderr.
+    static let tracing = ProcessInfo.processInfo.environment["BRIDGE_WEBVIEW_TRACE"] == "1"
+
+    static func trace(_ line: @autoclosure () -> String) {
+        guard tracing else { return }
+        FileHandle.standardError.write(Data(("bridge-webview: " + line() + "\n").utf8))
     }
 
     static func origin(of uri: String) -> String? {
