@@ -3,7 +3,7 @@ SWIFT ?= swift
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps shim test-deps test test-fuzz fuzz test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-fleet bench-webkit conformance host-app webview-app clean
+.PHONY: run build deps shim test-deps test test-fuzz fuzz test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-fleet bench-webkit bench-webkit-binary conformance host-app webview-app clean
 
 deps:
 	@scripts/install-deps.sh
@@ -92,6 +92,14 @@ bench-pageload: test-deps bridge-js/bridge.js
 bench-webkit: test-deps bridge-js/bridge.js
 	$(SWIFT) build -c release --product bridge-broker
 	BRIDGE_BROKER_BINARY=.build/release/bridge-broker xvfb-run -a python3 scripts/bench_webkit.py $(ARGS)
+
+## Host-to-page binary bodies in WebKitGTK: base64 through evaluate_javascript, base64 as a script
+## message reply, and an ArrayBuffer-valued JSCValue as the reply (scripts/webkit-binary/main.swift).
+bench-webkit-binary: test-deps
+	mkdir -p .build
+	swiftc -O -I Sources/CWebKitGTK $$(pkg-config --cflags webkitgtk-6.0 | sed 's/-I/-Xcc -I/g; s/-mfpmath=sse//; s/-msse2//; s/-msse//; s/-pthread//') \
+		scripts/webkit-binary/main.swift -o .build/webkit-binary
+	xvfb-run -a .build/webkit-binary
 
 ## The shim's size and its load-to-evaluated time in headless Chromium, against other builds (ARGS='--rev REV').
 bench-shim: test-deps
