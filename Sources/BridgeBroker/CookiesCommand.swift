@@ -50,6 +50,7 @@ struct CookiesCommand: AsyncParsableCommand {
             if cookie["secure"]?.boolValue == true { line += "  Secure" }
             if cookie["httpOnly"]?.boolValue == true { line += "  HttpOnly" }
             if let sameSite = cookie["sameSite"]?.stringValue, sameSite != "unspecified" { line += "  SameSite=\(sameSite)" }
+            if let partition = cookie["partition"]?.stringValue { line += "  Partitioned under \(partition)" }
             return line
         }
     }

@@ -5,6 +5,8 @@ import BridgeTestOrigin
 import Foundation
 import Logging
 
+extension ThirdPartyCookies: ExpressibleByArgument {}
+
 /// `bridge-broker serve`: run the broker.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,6 +36,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("diagnostic-echo"), help: "Serve the raw echo endpoint /echo (for WebSocket conformance tests).")
     var diagnosticEcho = false
     @Flag(name: .customLong("no-metrics"), help: "Serve no /metrics and count nothing for it.") var noMetrics = false
+    @Option(name: .customLong("third-party-cookies"),
+            help: "block (as headless Chromium) or allow (Chrome's older default): whether a page's cross-site requests store and send cookies.")
+    var thirdPartyCookies = ThirdPartyCookies.block
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error.") var logLevel = "info"
     @Option(name: .customLong("demo-origin"), help: "Also run the demo origin (a local test server for the examples) on this port, and allow it.")
     var demoOrigin: Int?
@@ -74,6 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.diagnosticEcho = diagnosticEcho
         configuration.shimMaxAge = shimMaxAge
         configuration.metrics = !noMetrics
+        configuration.thirdPartyCookies = thirdPartyCookies
         configuration.broker.maxMessageBytes = maxMessageBytes
         configuration.broker.maxInFlight = maxInFlight
         var origin: LocalOrigin?

@@ -21,21 +21,55 @@ public enum BrokerDatabase {
         try connection.execute(cookieSchema)
         try addChecksumColumn(connection)
         try connection.execute("UPDATE meta SET value = '3' WHERE key = 'schema' AND value = '2'")
+        try addCookiePartitions(connection)
+        try connection.execute("UPDATE meta SET value = '4' WHERE key = 'schema' AND value = '3'")
         return connection
     }
 
     /// The schema version `open` leaves: 1 had the cache only, 2 adds the cookie jar, 3 the
-    /// checksum of cache body files.
-    public static let schemaVersion = 3
+    /// checksum of cache body files, 4 the partition key of `Partitioned` cookies.
+    public static let schemaVersion = 4
+
+    /// A jar written before partitions has no `partition_key` column, and its primary key lacks
+    /// it: the table is rebuilt in one transaction with the column ('' for every old cookie, which
+    /// were all unpartitioned), so the old cookies stay readable.
+    static func addCookiePartitions(_ connection: SQLiteConnection) throws {
+        guard try !hasColumn(connection, "cookies", "partition_key") else { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            // Another process opening the same database may have rebuilt it first.
+            if try !hasColumn(connection, "cookies", "partition_key") {
+                try connection.execute("""
+                    ALTER TABLE cookies RENAME TO cookies_unpartitioned;
+                    \(cookieTable);
+                    INSERT INTO cookies (name, value, domain, path, host_only, expires, creation, last_access, secure, http_only,
+                        same_site, partition_key)
+                    SELECT name, value, domain, path, host_only, expires, creation, last_access, secure, http_only, same_site, ''
+                    FROM cookies_unpartitioned;
+                    DROP TABLE cookies_unpartitioned;
+                    """)
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    // `partition_key` is the top-level site (`scheme://domain`) of a `Partitioned` cookie, '' for
+    // an unpartitioned one; a cookie's key includes it.
+    static let cookieTable = """
+        CREATE TABLE IF NOT EXISTS cookies (
+            name TEXT NOT NULL, value TEXT NOT NULL, domain TEXT NOT NULL, path TEXT NOT NULL, host_only INTEGER NOT NULL,
+            expires REAL, creation REAL NOT NULL, last_access REAL NOT NULL, secure INTEGER NOT NULL,
+            http_only INTEGER NOT NULL, same_site TEXT NOT NULL, partition_key TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (name, domain, path, host_only, partition_key))
+        """
 
     // Schema 2: the cookie jar's persistent cookies, keyed as the jar keys them. Session cookies
     // are never written, so a restart drops them.
     static let cookieSchema = """
-        CREATE TABLE IF NOT EXISTS cookies (
-            name TEXT NOT NULL, value TEXT NOT NULL, domain TEXT NOT NULL, path TEXT NOT NULL, host_only INTEGER NOT NULL,
-            expires REAL, creation REAL NOT NULL, last_access REAL NOT NULL, secure INTEGER NOT NULL,
-            http_only INTEGER NOT NULL, same_site TEXT NOT NULL,
-            PRIMARY KEY (name, domain, path, host_only));
+        \(cookieTable);
         UPDATE meta SET value = '2' WHERE key = 'schema' AND value = '1';
         """
 
@@ -43,20 +77,22 @@ public enum BrokerDatabase {
     /// its rows keep NULL there (their files were fsynced before the row went in; only their length
     /// is checked).
     static func addChecksumColumn(_ connection: SQLiteConnection) throws {
-        func present() throws -> Bool {
-            let statement = try connection.prepare("PRAGMA table_info(cache_entries)")
-            while try statement.step() {
-                if statement.string(at: 1) == "checksum" { return true }
-            }
-            return false
-        }
-        guard try !present() else { return }
+        guard try !hasColumn(connection, "cache_entries", "checksum") else { return }
         do {
             try connection.execute("ALTER TABLE cache_entries ADD COLUMN checksum INTEGER")
         } catch {
             // Another process opening the same database may have added it first.
-            guard try present() else { throw error }
+            guard try hasColumn(connection, "cache_entries", "checksum") else { throw error }
         }
+    }
+
+    /// Whether `table` has a column named `column`.
+    static func hasColumn(_ connection: SQLiteConnection, _ table: String, _ column: String) throws -> Bool {
+        let statement = try connection.prepare("PRAGMA table_info(\(table))")
+        while try statement.step() {
+            if statement.string(at: 1) == column { return true }
+        }
+        return false
     }
 
     // `checksum` is the XXH64 of a body file (`BodyChecksum`), NULL for inline bodies.

@@ -20,7 +20,10 @@ public final class SQLiteCookieStore: CookiePersistence, @unchecked Sendable {
     public func loadCookies() throws -> [Cookie] {
         try lock.withLock { _ in
             let statement = try cached(
-                "SELECT name, value, domain, path, host_only, expires, creation, last_access, secure, http_only, same_site FROM cookies")
+                """
+                SELECT name, value, domain, path, host_only, expires, creation, last_access, secure, http_only, same_site, partition_key
+                FROM cookies
+                """)
             defer { statement.reset() }
             try statement.bind([])
             var cookies: [Cookie] = []
@@ -30,7 +33,7 @@ public final class SQLiteCookieStore: CookiePersistence, @unchecked Sendable {
                     path: statement.string(at: 3) ?? "/", expires: statement.isNull(at: 5) ? nil : statement.double(at: 5),
                     creation: statement.double(at: 6), lastAccess: statement.double(at: 7), secure: statement.int(at: 8) != 0,
                     httpOnly: statement.int(at: 9) != 0, sameSite: SameSite(rawValue: statement.string(at: 10) ?? "") ?? .unspecified,
-                    hostOnly: statement.int(at: 4) != 0))
+                    hostOnly: statement.int(at: 4) != 0, partition: CookieSite(serialized: statement.string(at: 11) ?? "")))
             }
             return cookies
         }
@@ -40,19 +43,20 @@ public final class SQLiteCookieStore: CookiePersistence, @unchecked Sendable {
         try lock.withLock { _ in
             try connection.transaction {
                 for key in keys {
-                    try run("DELETE FROM cookies WHERE name = ? AND domain = ? AND path = ? AND host_only = ?", [
+                    try run("DELETE FROM cookies WHERE name = ? AND domain = ? AND path = ? AND host_only = ? AND partition_key = ?", [
                         .text(key.name), .text(key.domain), .text(key.path), .integer(key.hostOnly ? 1 : 0),
+                        .text(key.partition?.serialized ?? ""),
                     ])
                 }
                 for cookie in cookies {
                     try run("""
                         INSERT OR REPLACE INTO cookies (name, value, domain, path, host_only, expires, creation, last_access, secure,
-                            http_only, same_site) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            http_only, same_site, partition_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """, [
                         .text(cookie.name), .text(cookie.value), .text(cookie.domain), .text(cookie.path),
                         .integer(cookie.hostOnly ? 1 : 0), cookie.expires.map { .double($0) } ?? .null, .double(cookie.creation),
                         .double(cookie.lastAccess), .integer(cookie.secure ? 1 : 0), .integer(cookie.httpOnly ? 1 : 0),
-                        .text(cookie.sameSite.rawValue),
+                        .text(cookie.sameSite.rawValue), .text(cookie.partition?.serialized ?? ""),
                     ])
                 }
             }

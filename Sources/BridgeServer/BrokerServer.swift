@@ -67,7 +67,7 @@ public final class BrokerServer: Sendable {
         if PublicSuffixList.shared.source != PublicSuffixList.debianPath {
             logger.warning("no public suffix list at \(PublicSuffixList.debianPath) (Debian package publicsuffix): using a short built-in one")
         }
-        let cookies = CookieJar(persistence: persistence, logger: logger)
+        let cookies = CookieJar(persistence: persistence, logger: logger, thirdPartyCookies: configuration.thirdPartyCookies)
         self.cookies = cookies
         let fetch = FetchHandler(upstream: metered, rules: rules, cache: cache, cookies: cookies)
         broker.register("fetch", fetch)

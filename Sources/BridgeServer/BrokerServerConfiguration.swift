@@ -38,6 +38,9 @@ public struct BrokerServerConfiguration: Sendable {
     /// Serve `GET /metrics` (Prometheus text, token-protected like the WebSocket) and count
     /// what it reports; off removes even the counting (`--no-metrics`).
     public var metrics = true
+    /// What the cookie jar does with a page's third-party cookies (`--third-party-cookies`):
+    /// blocked by default, as in headless Chromium; `Partitioned` cookies work either way.
+    public var thirdPartyCookies = ThirdPartyCookies.block
     /// The protocol limits.
     public var broker = BrokerConfiguration()
 

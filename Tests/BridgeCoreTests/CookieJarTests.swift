@@ -6,8 +6,11 @@ struct JarRig {
     let clock = TestClock()
     let jar: CookieJar
 
-    init(persistence: (any CookiePersistence)? = nil, limits: (perDomain: Int, total: Int) = (CookieJar.perDomainLimit, CookieJar.totalLimit)) {
-        jar = CookieJar(clock: clock, persistence: persistence, limits: limits)
+    init(
+        persistence: (any CookiePersistence)? = nil, limits: (perDomain: Int, total: Int) = (CookieJar.perDomainLimit, CookieJar.totalLimit),
+        thirdPartyCookies: ThirdPartyCookies = .block
+    ) {
+        jar = CookieJar(clock: clock, persistence: persistence, limits: limits, thirdPartyCookies: thirdPartyCookies)
     }
 
     @discardableResult
@@ -132,7 +135,8 @@ struct CookieJarTests {
     }
 
     @Test func sameSite() {
-        let rig = JarRig()
+        // The SameSite rules alone, with third-party cookies allowed (thirdPartyCookies below).
+        let rig = JarRig(thirdPartyCookies: .allow)
         let page = CookieURL("https://www.example.com/")!.site()
         let sameSite = CookieContext(site: page)
         let crossSite = CookieContext(site: CookieURL("https://other.org/")!.site())
@@ -149,6 +153,73 @@ struct CookieJarTests {
         // A cross-site response may set only SameSite=None cookies.
         let outcomes = rig.set("https://tracker.net/", "x=1", "y=1; SameSite=Lax", "z=1; SameSite=None; Secure", context: sameSite)
         #expect(outcomes.map { $0.cookie != nil } == [false, false, true])
+    }
+
+    /// One third-party cookie rule: lines set by a page on `page` from `from` (nil: a headless
+    /// client), then the `Cookie` header a page on `sendPage` gets from `to`.
+    struct ThirdPartyCase: Sendable, CustomTestStringConvertible {
+        let rule: String
+        let mode: ThirdPartyCookies
+        let page: String?
+        let from: String
+        let lines: [String]
+        let sendPage: String?
+        let to: String
+        let expected: String
+        var testDescription: String { "\(rule) (\(mode))" }
+    }
+
+    static let none = "n=1; SameSite=None; Secure; Path=/"
+    static let chips = "p=1; SameSite=None; Secure; Path=/; Partitioned"
+
+    @Test(arguments: [
+        // Checked in headless Chromium 156 (tests/browser/test_identity.py, crossSite).
+        ThirdPartyCase(rule: "a cross-site response's SameSite=None cookie is not stored", mode: .block, page: "https://a.test/",
+                       from: "https://tracker.net/", lines: [none], sendPage: nil, to: "https://tracker.net/", expected: ""),
+        ThirdPartyCase(rule: "a first-party SameSite=None cookie is not sent cross-site", mode: .block, page: "https://tracker.net/",
+                       from: "https://tracker.net/", lines: [none], sendPage: "https://a.test/", to: "https://tracker.net/", expected: ""),
+        ThirdPartyCase(rule: "a first-party SameSite=None cookie is sent same-site", mode: .block, page: "https://www.tracker.net/",
+                       from: "https://tracker.net/", lines: [none], sendPage: "https://tracker.net/", to: "https://tracker.net/", expected: "n=1"),
+        ThirdPartyCase(rule: "allowed, a third-party cookie is stored and sent", mode: .allow, page: "https://a.test/",
+                       from: "https://tracker.net/", lines: [none], sendPage: "https://b.test/", to: "https://tracker.net/", expected: "n=1"),
+        ThirdPartyCase(rule: "a partitioned cookie is kept for its top-level site", mode: .block, page: "https://a.test/",
+                       from: "https://tracker.net/", lines: [chips], sendPage: "https://a.test/", to: "https://tracker.net/", expected: "p=1"),
+        ThirdPartyCase(rule: "a partitioned cookie is not sent under another top-level site", mode: .block, page: "https://a.test/",
+                       from: "https://tracker.net/", lines: [chips], sendPage: "https://b.test/", to: "https://tracker.net/", expected: ""),
+        ThirdPartyCase(rule: "a partitioned cookie is not sent first-party", mode: .allow, page: "https://a.test/",
+                       from: "https://tracker.net/", lines: [chips], sendPage: "https://tracker.net/", to: "https://tracker.net/", expected: ""),
+        ThirdPartyCase(rule: "partitions are schemeful sites", mode: .block, page: "https://a.test/",
+                       from: "https://tracker.net/", lines: [chips], sendPage: "http://a.test/", to: "https://tracker.net/", expected: ""),
+        ThirdPartyCase(rule: "a partition is the registrable domain", mode: .block, page: "https://www.a.test/",
+                       from: "https://tracker.net/", lines: [chips], sendPage: "https://shop.a.test/", to: "https://tracker.net/", expected: "p=1"),
+        ThirdPartyCase(rule: "Partitioned needs Secure", mode: .block, page: "https://a.test/",
+                       from: "http://a.test/", lines: ["p=1; Path=/; Partitioned"], sendPage: "https://a.test/", to: "http://a.test/", expected: ""),
+        ThirdPartyCase(rule: "a same-site partitioned cookie is kept under its own site", mode: .block, page: "https://a.test/",
+                       from: "https://api.a.test/", lines: [chips], sendPage: "https://a.test/", to: "https://api.a.test/", expected: "p=1"),
+        ThirdPartyCase(rule: "partitions do not replace each other", mode: .block, page: "https://a.test/",
+                       from: "https://a.test/", lines: ["p=0; Path=/", chips], sendPage: "https://a.test/", to: "https://a.test/", expected: "p=0; p=1"),
+        ThirdPartyCase(rule: "a headless client is first-party everywhere", mode: .block, page: nil,
+                       from: "https://tracker.net/", lines: [none, chips], sendPage: nil, to: "https://tracker.net/", expected: "n=1; p=1"),
+        ThirdPartyCase(rule: "a headless client's partitioned cookie is its site's", mode: .block, page: nil,
+                       from: "https://tracker.net/", lines: [chips], sendPage: "https://a.test/", to: "https://tracker.net/", expected: ""),
+    ])
+    func thirdPartyCookies(_ test: ThirdPartyCase) {
+        let rig = JarRig(thirdPartyCookies: test.mode)
+        let context = { (page: String?) in CookieContext(site: page.map { CookieURL($0)!.site() }) }
+        for line in test.lines { rig.set(test.from, line, context: context(test.page)) }
+        #expect(rig.header(test.to, context: context(test.sendPage)) == test.expected)
+    }
+
+    @Test func aTopLevelNavigationIsFirstPartyAndPartitionsUnderItsOwnSite() {
+        let rig = JarRig()
+        var navigation = CookieContext(site: CookieURL("https://a.test/")!.site())
+        navigation.topLevelNavigation = true
+        rig.set("https://tracker.net/", Self.none, Self.chips, context: navigation)
+        #expect(rig.header("https://tracker.net/", context: navigation) == "n=1; p=1")
+        #expect(rig.header("https://tracker.net/", context: CookieContext(site: CookieURL("https://tracker.net/")!.site())) == "n=1; p=1")
+        #expect(rig.header("https://tracker.net/", context: CookieContext(site: CookieURL("https://a.test/")!.site())) == "")
+        let line = rig.jar.all().first { $0.name == "p" }?.setCookieLine
+        #expect(line == "p=1; Path=/; Secure; SameSite=None; Partitioned")
     }
 
     @Test func theCapsAreChromiums() {

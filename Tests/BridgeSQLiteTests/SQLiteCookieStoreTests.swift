@@ -65,6 +65,49 @@ struct SQLiteCookieStoreTests {
         #expect(try self.jar(directory).all().count == 1)
     }
 
+    @Test func partitionedCookiesKeepTheirPartitionAcrossAReopen() throws {
+        let directory = TemporaryDirectory()
+        let url = CookieURL("https://api.test/")!
+        let pageA = CookieContext(site: CookieSite(scheme: "https", domain: "a.test"))
+        let pageB = CookieContext(site: CookieSite(scheme: "https", domain: "b.test"))
+        do {
+            let first = try jar(directory)
+            first.store("c=a; Secure; SameSite=None; Partitioned; Max-Age=600", for: url, context: pageA)
+            first.store("c=b; Secure; SameSite=None; Partitioned; Max-Age=600", for: url, context: pageB)
+            first.store("c=b2; Secure; SameSite=None; Partitioned; Max-Age=600", for: url, context: pageB)  // replaces its own only
+        }
+        let second = try jar(directory, at: Self.start + 10)
+        #expect(second.all().count == 2)
+        #expect(second.header(for: url, context: pageA) == "c=a")
+        #expect(second.header(for: url, context: pageB) == "c=b2")
+        #expect(second.header(for: url, context: CookieContext()) == nil)
+    }
+
+    @Test func aJarWithoutPartitionsIsMigratedAndKeepsItsCookies() throws {
+        let directory = TemporaryDirectory()
+        do {
+            // A schema 3 database, as the broker wrote it before partitions.
+            let old = try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName)
+            try old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '3')")
+            try old.execute(BrokerDatabase.cacheSchema)
+            try old.execute("""
+                CREATE TABLE cookies (
+                    name TEXT NOT NULL, value TEXT NOT NULL, domain TEXT NOT NULL, path TEXT NOT NULL, host_only INTEGER NOT NULL,
+                    expires REAL, creation REAL NOT NULL, last_access REAL NOT NULL, secure INTEGER NOT NULL,
+                    http_only INTEGER NOT NULL, same_site TEXT NOT NULL,
+                    PRIMARY KEY (name, domain, path, host_only));
+                INSERT INTO cookies VALUES ('old', '1', 'a.test', '/', 1, \(Self.start + 600), \(Self.start), \(Self.start), 0, 1, 'lax');
+                """)
+        }
+        let jar = try jar(directory)
+        #expect(jar.header(for: CookieURL("http://a.test/")!, context: CookieContext()) == "old=1")
+        jar.store("old=1; Secure; SameSite=None; Partitioned; Max-Age=600", for: CookieURL("https://a.test/")!, context: CookieContext())
+        let reopened = try self.jar(directory)
+        #expect(Set(reopened.all().map { $0.partition?.serialized ?? "" }) == ["", "https://a.test"])
+        let version = try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName).prepare("SELECT value FROM meta WHERE key = 'schema'")
+        #expect(try version.step() && version.string(at: 0) == "4")
+    }
+
     @Test func anUnreadableDatabaseLeavesAnEmptyWorkingJar() throws {
         let directory = TemporaryDirectory()
         try Data("this is not a database, just text long enough to be read as a header".utf8)

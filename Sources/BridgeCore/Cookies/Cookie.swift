@@ -22,11 +22,14 @@ public struct Cookie: Sendable, Equatable {
     public var sameSite: SameSite
     /// Sent to `domain` only, not to its subdomains.
     public var hostOnly: Bool
+    /// For a `Partitioned` (CHIPS) cookie, the top-level site it was set under: it is sent only
+    /// to requests made under that site. Nil for an unpartitioned cookie.
+    public var partition: CookieSite?
 
     /// Creates a cookie.
     public init(
         name: String, value: String, domain: String, path: String, expires: Double?, creation: Double, lastAccess: Double,
-        secure: Bool, httpOnly: Bool, sameSite: SameSite, hostOnly: Bool
+        secure: Bool, httpOnly: Bool, sameSite: SameSite, hostOnly: Bool, partition: CookieSite? = nil
     ) {
         self.name = name
         self.value = value
@@ -39,6 +42,7 @@ public struct Cookie: Sendable, Equatable {
         self.httpOnly = httpOnly
         self.sameSite = sameSite
         self.hostOnly = hostOnly
+        self.partition = partition
     }
 
     /// A persistent cookie survives a broker restart; a session cookie does not.
@@ -54,10 +58,12 @@ public struct Cookie: Sendable, Equatable {
         public var path: String
         /// Whether the cookie is host-only.
         public var hostOnly: Bool
+        /// The cookie's partition (a `Partitioned` cookie of another top-level site is another cookie).
+        public var partition: CookieSite? = nil
     }
 
     /// The cookie's identity in the jar.
-    public var key: Key { Key(name: name, domain: domain, path: path, hostOnly: hostOnly) }
+    public var key: Key { Key(name: name, domain: domain, path: path, hostOnly: hostOnly, partition: partition) }
 
     /// `name=value` as the `Cookie` header carries it (only the value for a nameless cookie).
     public var pair: String { name.isEmpty ? value : "\(name)=\(value)" }
@@ -71,8 +77,18 @@ public struct Cookie: Sendable, Equatable {
         if secure { line += "; Secure" }
         if httpOnly { line += "; HttpOnly" }
         if sameSite != .unspecified { line += "; SameSite=\(sameSite.attribute)" }
+        if partition != nil { line += "; Partitioned" }
         return line
     }
+}
+
+/// What the jar does with third-party cookies: those of a request whose site is not the page's.
+public enum ThirdPartyCookies: String, Sendable, CaseIterable {
+    /// Neither stored from nor sent with a cross-site request (headless Chromium's default, and
+    /// Chrome's with third-party cookies blocked); `Partitioned` cookies still work, per top-level site.
+    case block
+    /// Stored and sent when `SameSite=None` allows it (Chrome Stable's older default).
+    case allow
 }
 
 /// The `SameSite` attribute of a cookie.

@@ -18,6 +18,7 @@ extension Cookie {
             ("name", .string(name)), ("value", .string(value)), ("domain", .string(domain)), ("path", .string(path)),
             ("expires", expires.map { .double($0) } ?? .null), ("secure", .bool(secure)), ("httpOnly", .bool(httpOnly)),
             ("sameSite", .string(sameSite.rawValue)), ("hostOnly", .bool(hostOnly)),
+            ("partition", partition.map { .string($0.serialized) } ?? .null),
         ]))
     }
 }

@@ -39,8 +39,15 @@ extension CookieJar {
         if parsed.secure && !trustworthy { throw CookieRejection("Secure cookie from an insecure URL") }
         if parsed.httpOnly && context.fromScript { throw CookieRejection("HttpOnly cookie set from script") }
         if parsed.sameSite == .none && !parsed.secure { throw CookieRejection("SameSite=None without Secure") }
-        if parsed.sameSite != .none && !context.isSameSite(url, suffixes) && !context.topLevelNavigation {
+        let sameSite = context.isSameSite(url, suffixes)
+        if parsed.sameSite != .none && !sameSite && !context.topLevelNavigation {
             throw CookieRejection("SameSite=\(parsed.sameSite == .unspecified ? "Lax (default)" : parsed.sameSite.attribute) cookie from a cross-site response")
+        }
+        // CHIPS: a Partitioned cookie needs Secure (Chromium refuses it otherwise) and is kept
+        // under the top-level site; an unpartitioned one from another site is a third-party cookie.
+        if parsed.partitioned && !parsed.secure { throw CookieRejection("Partitioned cookie without Secure") }
+        if !parsed.partitioned && !sameSite && !context.topLevelNavigation && thirdPartyCookies == .block {
+            throw CookieRejection("third-party cookie blocked (--third-party-cookies block)")
         }
 
         // Prefixes are matched case-insensitively (Chromium 156 refuses `__secure-a=1` without Secure).
@@ -56,7 +63,8 @@ extension CookieJar {
 
         var cookie = Cookie(
             name: parsed.name, value: parsed.value, domain: domain, path: path, expires: expires, creation: now, lastAccess: now,
-            secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite, hostOnly: hostOnly)
+            secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite, hostOnly: hostOnly,
+            partition: parsed.partitioned ? context.partition(for: url, suffixes) : nil)
 
         // An insecure URL may not shadow a Secure cookie of the same name (§5.7 step 16).
         if !parsed.secure && !trustworthy {

@@ -16,6 +16,8 @@ public final class CookieJar: Sendable {
 
     /// How many cookies this jar keeps per registrable domain and in all.
     public let limits: (perDomain: Int, total: Int)
+    /// Whether a page's cross-site requests store and send unpartitioned cookies.
+    public let thirdPartyCookies: ThirdPartyCookies
     let clock: any BrokerClock
     private let givenSuffixes: PublicSuffixList?
     /// The public suffix list: the given one, else the shared one, read on first use (a jar that
@@ -36,9 +38,11 @@ public final class CookieJar: Sendable {
     /// the jar starts empty).
     public init(
         clock: any BrokerClock = SystemClock(), suffixes: PublicSuffixList? = nil, persistence: (any CookiePersistence)? = nil,
-        logger: Logger = Logger(label: "bridge.cookies"), limits: (perDomain: Int, total: Int) = (perDomainLimit, totalLimit)
+        logger: Logger = Logger(label: "bridge.cookies"), limits: (perDomain: Int, total: Int) = (perDomainLimit, totalLimit),
+        thirdPartyCookies: ThirdPartyCookies = .block
     ) {
         self.limits = limits
+        self.thirdPartyCookies = thirdPartyCookies
         self.clock = clock
         givenSuffixes = suffixes
         self.persistence = persistence
@@ -104,6 +108,8 @@ public final class CookieJar: Sendable {
     public func cookies(for url: CookieURL, context: CookieContext, includeHttpOnly: Bool = true) -> [Cookie] {
         let now = clock.now()
         let sameSite = context.isSameSite(url, suffixes)
+        let blockUnpartitioned = !sameSite && !context.topLevelNavigation && thirdPartyCookies == .block
+        let partition = context.partition(for: url, suffixes)
         let trustworthy = url.isTrustworthy
         return state.withLock { state in
             var found: [Cookie] = []
@@ -114,6 +120,11 @@ public final class CookieJar: Sendable {
                     if let expires = cookie.expires, expires <= now { expired.append(key); continue }
                     if cookie.hostOnly ? cookie.domain != url.host : !url.domainMatches(cookie.domain) { continue }
                     guard url.pathMatches(cookie.path) else { continue }
+                    if let cookiePartition = cookie.partition {
+                        guard cookiePartition == partition else { continue }
+                    } else if blockUnpartitioned {
+                        continue
+                    }
                     if cookie.secure && !trustworthy { continue }
                     if cookie.httpOnly && (context.fromScript || !includeHttpOnly) { continue }
                     if !sameSite {

@@ -81,6 +81,23 @@ public struct CookieSite: Sendable, Hashable {
     public var scheme: String
     /// The registrable domain (eTLD+1), or the host when it has none (an IP address, a suffix).
     public var domain: String
+
+    /// Creates a site.
+    public init(scheme: String, domain: String) {
+        self.scheme = scheme
+        self.domain = domain
+    }
+
+    /// `scheme://domain`, as Chromium writes a partition key's top-level site.
+    public var serialized: String { "\(scheme)://\(domain)" }
+
+    /// Parses `scheme://domain`; nil for anything else.
+    public init?(serialized: String) {
+        guard let range = serialized.range(of: "://"), !serialized[range.upperBound...].isEmpty else { return nil }
+        scheme = String(serialized[..<range.lowerBound])
+        domain = String(serialized[range.upperBound...])
+        guard scheme == "http" || scheme == "https" else { return nil }
+    }
 }
 
 /// The request a cookie is set from or sent with, for the `SameSite` and HttpOnly rules.
@@ -101,6 +118,14 @@ public struct CookieContext: Sendable, Equatable {
         self.topLevelNavigation = topLevelNavigation
         self.method = method
         self.fromScript = fromScript
+    }
+
+    /// The top-level site a `Partitioned` cookie of `url` is kept under: the page's; the URL's
+    /// own for a headless client (its own top-level context) and for a top-level navigation
+    /// (whose document becomes the top level).
+    func partition(for url: CookieURL, _ suffixes: @autoclosure () -> PublicSuffixList) -> CookieSite {
+        guard let site, !topLevelNavigation else { return url.site(suffixes()) }
+        return site
     }
 
     /// Whether a request to `url` is same-site with the page.

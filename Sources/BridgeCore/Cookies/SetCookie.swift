@@ -18,6 +18,8 @@ public struct SetCookie: Sendable, Equatable {
     public var httpOnly = false
     /// `SameSite`, `unspecified` when absent or unknown.
     public var sameSite = SameSite.unspecified
+    /// `Partitioned` (CHIPS): kept per top-level site.
+    public var partitioned = false
 
     /// The most bytes a cookie's name and value may have together.
     public static let maxNameValueBytes = 4096
@@ -82,6 +84,8 @@ public struct SetCookie: Sendable, Equatable {
             httpOnly = true
         case "samesite":
             sameSite = SameSite(attribute: attributeValue)
+        case "partitioned":
+            partitioned = true
         default:
             break
         }

@@ -92,7 +92,10 @@ async function edges() {
  */
 async function crossSite(other) {
   const seen = {};
-  const lines = ["lax=1; Path=/", "strict=1; SameSite=Strict; Path=/"];
+  // Lax and Strict are refused by SameSite; a SameSite=None one is a third-party cookie (blocked
+  // by default, as headless Chromium does); a Partitioned one is kept for this top-level site.
+  const lines = ["lax=1; Path=/", "strict=1; SameSite=Strict; Path=/", "third=1; SameSite=None; Secure; Path=/",
+    "chips=1; SameSite=None; Secure; Path=/; Partitioned"];
   seen.set = await call(`${other}/api/set?step=xs-set&${lines.map((line) => `c=${encodeURIComponent(line)}`).join("&")}`, { credentials: "include" });
   seen.after = await call(`${other}/api/echo?step=xs-after`, { credentials: "include" });
   seen.post = await call(`${other}/api/echo?step=xs-post`, { method: "POST", body: "x", credentials: "include" });
