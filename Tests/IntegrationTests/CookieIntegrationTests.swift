@@ -153,6 +153,37 @@ import Testing
         #expect(listed["header"] == "vis=1; hid=1; script=1")
     }
 
+    /// The host API's `thirdPartyCookies` reaches the jar: a page on 127.0.0.1 calling localhost
+    /// (another site) gets a `SameSite=None` cookie stored and sent only when allowed, and a
+    /// `Partitioned` one either way; a headless client is first-party everywhere.
+    @Test(arguments: [ThirdPartyCookies.block, .allow])
+    func thirdPartyCookiesFollowTheConfiguration(_ mode: ThirdPartyCookies) async throws {
+        let harness = try await BrokerHarness.start {
+            $0.allowURLs.append("http://localhost:*")
+            $0.thirdPartyCookies = mode
+        }
+        defer { Task { await harness.stop() } }
+        let pageOrigin = "http://127.0.0.1:\(harness.server.port)"
+        let page = try await harness.client(origin: pageOrigin)
+        defer { page.close() }
+        _ = try await page.post("page.identity", ["url": .string(pageOrigin + "/app/page.html")])
+        let other = "http://localhost:\(harness.origin.port)/cookies/"
+        let lines = ["n=1; SameSite=None; Secure; Path=/", "p=1; SameSite=None; Secure; Path=/; Partitioned"]
+        let query = lines.map { "c=" + $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }.joined(separator: "&")
+        _ = try await page.post("fetch", ["url": .string(other + "set?" + query), "credentials": "include"])
+        let sent = try Self.echoed(try await page.post("fetch", ["url": .string(other + "echo"), "credentials": "include"]))
+        #expect(sent.cookie == (mode == .allow ? "n=1; p=1" : "p=1"))
+
+        let headless = try await harness.client()
+        defer { headless.close() }
+        // The partitioned cookie is the page's site's; a headless client is its own top level.
+        #expect(try Self.echoed(try await headless.post("fetch", ["url": .string(other + "echo")])).cookie == (mode == .allow ? "n=1" : nil))
+        _ = try await headless.post("fetch", ["url": .string(other + "set?c=h%3D1%3B%20SameSite%3DNone%3B%20Secure%3B%20Path%3D%2F")])
+        #expect(try Self.echoed(try await headless.post("fetch", ["url": .string(other + "echo")])).cookie == (mode == .allow ? "n=1; h=1" : "h=1"))
+        let listed = try await headless.post("cookies.get", ["url": .string(other)])
+        #expect(listed["cookies"]?.arrayValue?.map { $0["partition"] } == (mode == .allow ? [.null, .null] : [.null]))
+    }
+
     @Test func managementHandlers() async throws {
         let harness = try await BrokerHarness.start()
         defer { Task { await harness.stop() } }

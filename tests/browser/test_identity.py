@@ -120,8 +120,8 @@ def origins():
         server.shutdown()
 
 
-def start_broker(origins, cache=None):
-    return Broker("--allow-origin", origins["page"].url, "--allow-url", "http://localhost:*", cache=cache)
+def start_broker(origins, cache=None, *more):
+    return Broker("--allow-origin", origins["page"].url, "--allow-url", "http://localhost:*", *more, cache=cache)
 
 
 def clear_browser_cookies(driver):
@@ -135,9 +135,10 @@ def restart_browser_session(driver):
             driver.execute_cdp_cmd("Network.deleteCookies", {"name": cookie["name"], "domain": cookie["domain"], "path": cookie["path"]})
 
 
-def open_page(driver, origins, broker=None):
-    """Loads the page natively (no broker) or with the shim from `broker`, and waits until it is ready."""
-    url = origins["page"].url + "/app/page.html"
+def open_page(driver, origins, broker=None, origin=None):
+    """Loads the page (from `origin`, else the page origin) natively (no broker) or with the shim
+    from `broker`, and waits until it is ready."""
+    url = (origin or origins["page"].url) + "/app/page.html"
     if broker:
         url += "#broker=" + urllib.parse.quote(broker.http, safe=":/")
     driver.get("about:blank")
@@ -284,3 +285,26 @@ def test_another_site_gets_the_cookies_and_headers_chromium_gives_it(driver, ori
         for name in IDENTITY_HEADERS:
             assert shim[step][name] == native[step][name], f"{step}: {name}: shim {shim[step][name]!r}, browser {native[step][name]!r}"
     assert shim_seen == native_seen
+
+
+def test_a_partitioned_cookie_stays_with_the_top_level_site_it_was_set_under(driver, origins):
+    """The Partitioned cookie that localhost set under a page on 127.0.0.1 (crossSite) does not go
+    from a page on localhost itself, natively or through the shim."""
+    other = origins["other"].url.replace("127.0.0.1", "localhost")
+    runs = []
+    for with_shim in (False, True):
+        clear_browser_cookies(driver)
+        origins["records"].clear()
+        broker = start_broker(origins, None, "--allow-origin", other) if with_shim else None
+        try:
+            open_page(driver, origins, broker)
+            run(driver, "crossSite(arguments[0])", other)
+            open_page(driver, origins, broker, origin=other)
+            run(driver, "call(arguments[0] + '/api/echo?step=xs-own-top-level', {credentials: 'include'})", other)
+        finally:
+            if broker:
+                broker.stop()
+        runs.append(by_step(origins["records"]))
+    native, shim = runs
+    assert native["xs-after"]["cookie"] == "chips=1" and native["xs-own-top-level"]["cookie"] is None, native
+    assert {step: record["cookie"] for step, record in shim.items()} == {step: record["cookie"] for step, record in native.items()}
