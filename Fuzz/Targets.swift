@@ -42,6 +42,7 @@ enum FuzzTargets {
         ("json", json), ("envelope", envelope), ("frame", frame), ("cache-control", cacheControl),
         ("vary", vary), ("http-date", httpDate), ("etag", etag), ("range", range),
         ("html-links", htmlLinks), ("manifest", manifest), ("url", url), ("glob", glob),
+        ("set-cookie", setCookie), ("cookie-date", cookieDate), ("public-suffix", publicSuffix),
     ]
 
     // MARK: JSON
@@ -371,6 +372,71 @@ enum FuzzTargets {
         require(steps <= (t + 1) * (p + 1), "\(steps) steps for a pattern of \(p) and a text of \(t) bytes")
         if p * t <= 1 << 18 {
             require(matched == referenceGlob(Array(pattern.utf8), Array(subject.utf8)), "glob \(pattern) on \(subject) gives \(matched)")
+        }
+    }
+}
+
+extension FuzzTargets {
+    // MARK: Set-Cookie
+
+    /// A parsed `Set-Cookie` keeps the limits and forms RFC 6265bis gives; written back as a line
+    /// it parses to the same cookie; its expiry is a cookie-date.
+    static func setCookie(_ bytes: UnsafeRawBufferPointer) {
+        let line = text(bytes)
+        guard let cookie = try? SetCookie(parsing: line) else { return }
+        require(!(cookie.name.isEmpty && cookie.value.isEmpty), "neither name nor value")
+        require(cookie.name.utf8.count + cookie.value.utf8.count <= SetCookie.maxNameValueBytes, "over the size limit")
+        for part in [cookie.name, cookie.value] {
+            require(!part.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F || $0 == UInt8(ascii: ";") }, "control or ; in \(part)")
+        }
+        require(!cookie.name.contains("="), "= in the name")
+        if let path = cookie.path { require(path.hasPrefix("/") && path.utf8.count <= SetCookie.maxAttributeValueBytes, "path \(path)") }
+        if let domain = cookie.domain { require(domain == domain.lowercased() && !domain.isEmpty, "domain \(domain)") }
+        var written = "\(cookie.name)=\(cookie.value)"
+        if let path = cookie.path { written += "; Path=\(path)" }
+        if let domain = cookie.domain { written += "; Domain=\(domain.hasPrefix(".") || domain.hasPrefix(" ") || domain.hasPrefix("\t") ? "." : "")\(domain)" }
+        if let maxAge = cookie.maxAge { written += "; Max-Age=\(maxAge)" }
+        if let expires = cookie.expires { written += "; Expires=\(HTTPDate.format(expires))" }
+        if cookie.secure { written += "; Secure" }
+        if cookie.httpOnly { written += "; HttpOnly" }
+        if cookie.sameSite != .unspecified { written += "; SameSite=\(cookie.sameSite.rawValue)" }
+        // Under 1 KiB, so that the "." written before a domain cannot push it over the attribute limit.
+        guard written.utf8.count < SetCookie.maxAttributeValueBytes else { return }
+        let again = try? SetCookie(parsing: written)
+        require(again == cookie, "\(line) written as \(written) parses differently")
+    }
+
+    // MARK: Cookie dates
+
+    static let year1601 = -11_644_473_600.0
+
+    /// A cookie-date is whole seconds from 1601 to 9999, and its IMF-fixdate parses back to it
+    /// both as a cookie-date and as an HTTP-date.
+    static func cookieDate(_ bytes: UnsafeRawBufferPointer) {
+        guard let seconds = CookieDate.parse(text(bytes)) else { return }
+        require(seconds == seconds.rounded() && seconds >= year1601 && seconds <= latest, "\(text(bytes)) gives \(seconds)")
+        let formatted = HTTPDate.format(seconds)
+        require(CookieDate.parse(formatted) == seconds && HTTPDate.parse(formatted) == seconds, "\(seconds) -> \(formatted)")
+    }
+
+    // MARK: Public suffix list
+
+    /// Line 1 is a host (lower-cased, as the jar passes it). Its public suffix and registrable
+    /// domain are suffixes of it on a label boundary, and the registrable domain is not itself a
+    /// public suffix. Line 2 onwards is a list in the file format, parsed too (not checked: the
+    /// list is the operator's file, and an exception rule for a whole TLD gives an empty suffix).
+    static func publicSuffix(_ bytes: UnsafeRawBufferPointer) {
+        let all = lines(bytes)
+        let host = (all.first ?? "").lowercased()
+        _ = PublicSuffixList(text: all.dropFirst().joined(separator: "\n"), source: "fuzz").registrableDomain(of: host)
+        for list in [PublicSuffixList.shared] {
+            let suffix = list.publicSuffix(of: host)
+            require(host == suffix || host.hasSuffix("." + suffix), "suffix \(suffix) of \(host)")
+            if let registrable = list.registrableDomain(of: host) {
+                require(host == registrable || host.hasSuffix("." + registrable), "registrable \(registrable) of \(host)")
+                require(registrable.hasSuffix("." + suffix), "registrable \(registrable), suffix \(suffix)")
+                require(!list.isPublicSuffix(registrable), "registrable \(registrable) is a public suffix")
+            }
         }
     }
 }

@@ -69,6 +69,17 @@ struct CookieParsingTests {
         #expect(parsed.expires == Self.rfcExample)
     }
 
+    /// Fuzz target `set-cookie`, Fuzz/corpus/set-cookie/crash-domain-dot: `Domain=.` is an
+    /// empty cookie-domain, so no Domain attribute (host-only), also after an earlier Domain.
+    @Test func domainOfOnlyADotIsNoDomain() throws {
+        #expect(try SetCookie(parsing: "a=b; Domain=.").domain == nil)
+        #expect(try SetCookie(parsing: "a=b; Domain=example.com; Domain=.").domain == nil)
+        let rig = JarRig()
+        rig.set("https://www.example.com/", "a=b; Domain=.")
+        #expect(rig.header("https://www.example.com/") == "a=b")
+        #expect(rig.header("https://api.example.com/") == "")
+    }
+
     @Test(arguments: [
         ("a=b; Path=relative", nil), ("a=b; Path=", nil), ("a=b; Domain=", nil), ("a=b; Max-Age=+5", nil), ("a=b; Max-Age=5s", nil),
         ("a=b; Max-Age=", nil), ("a=b; Expires=garbage", nil), ("a=b; SameSite=bogus", nil),

@@ -75,7 +75,10 @@ public struct SetCookie: Sendable, Equatable {
             guard !attributeValue.isEmpty else { return }
             var domain = Substring(attributeValue)
             if domain.hasPrefix(".") { domain = domain.dropFirst() }
-            self.domain = domain.lowercased()
+            // `Domain=.` leaves an empty cookie-domain, which RFC 6265bis §5.7 treats as no Domain
+            // attribute: a host-only cookie. Kept as "", the jar refused the cookie as one for a
+            // public suffix (found by the fuzz target set-cookie).
+            self.domain = domain.isEmpty ? nil : domain.lowercased()
         case "path":
             path = attributeValue.hasPrefix("/") ? attributeValue : nil
         case "secure":
