@@ -46,7 +46,8 @@ public final class BrokerServer: Sendable {
         let metrics = configuration.metrics ? PrometheusBrokerMetrics() : nil
         self.metrics = metrics
         broker = Broker(configuration: configuration.broker, logger: logger, metrics: metrics)
-        let upstream = HTTPUpstreamClient(proxy: configuration.upstreamProxy, logger: logger)
+        let upstream = HTTPUpstreamClient(
+            proxy: configuration.upstreamProxy, connectionsPerHost: max(1, configuration.upstreamConnectionsPerHost), logger: logger)
         self.upstream = upstream
         let counting = CountingUpstreamClient(base: upstream)
         upstreamCounter = counting

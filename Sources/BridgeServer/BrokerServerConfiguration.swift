@@ -1,4 +1,5 @@
 import BridgeCore
+import BridgeUpstream
 import Foundation
 
 /// Everything a broker process is configured with; the CLI's `serve` options map onto it.
@@ -21,6 +22,10 @@ public struct BrokerServerConfiguration: Sendable {
     /// The proxy every upstream request goes through (`--upstream-proxy`, `--no-proxy`); nil
     /// connects directly. See `UpstreamProxy` for the forms and what is checked where.
     public var upstreamProxy: UpstreamProxy?
+    /// The most HTTP/1.1 connections open to one upstream host at a time
+    /// (`--upstream-connections-per-host`, at least 1). A cold page of R resources behind an
+    /// origin of latency L loads in about ceil(R / N) * L; a browser uses 6.
+    public var upstreamConnectionsPerHost = HTTPUpstreamClient.defaultConnectionsPerHost
     /// The directory for the broker's files (its SQLite database).
     public var cacheDirectory = BrokerServerConfiguration.defaultCacheDirectory
     /// Bytes of response bodies the HTTP cache keeps in memory (`--memory-capacity`).

@@ -47,7 +47,9 @@ public final class LocalOrigin: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                counts.connectionOpened()
+                channel.closeFuture.whenComplete { _ in counts.connectionClosed() }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(DateHeaderHandler())
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(counts: counts, latency: latency))
@@ -73,8 +75,14 @@ public final class LocalOrigin: Sendable {
     /// All request counts by path.
     public var requestCounts: [String: Int] { counts.value.withLock { $0 } }
 
-    /// Forgets the request counts.
-    public func resetCounts() { counts.value.withLock { $0 = [:] } }
+    /// Forgets the request counts (and the peak of open connections).
+    public func resetCounts() {
+        counts.value.withLock { $0 = [:] }
+        counts.connections.withLock { $0.peak = $0.open }
+    }
+
+    /// The most client connections that were open at once (since the last `resetCounts`).
+    public var peakConnections: Int { counts.connections.withLock { $0.peak } }
 
     /// Stops listening.
     public func stop() async {
@@ -115,4 +123,9 @@ let patternTable: [UInt8] = (0..<patternPeriod).map { UInt8(truncatingIfNeeded: 
 /// Request counts by path, shared by the origin's connections.
 final class RequestCounter: Sendable {
     let value = Mutex<[String: Int]>([:])
+    /// Client connections open now, and the most open at once.
+    let connections = Mutex<(open: Int, peak: Int)>((0, 0))
+
+    func connectionOpened() { connections.withLock { $0.open += 1; $0.peak = max($0.peak, $0.open) } }
+    func connectionClosed() { connections.withLock { $0.open -= 1 } }
 }

@@ -24,14 +24,28 @@ public final class HTTPUpstreamClient: UpstreamClient {
     /// The proxy upstream requests go through, if any.
     public let proxy: UpstreamProxy?
     let forwarder: ForwardProxyClient?
+    /// The most HTTP/1.1 connections kept open to one host (and port) at a time: a page's
+    /// requests beyond it wait for a free connection, so a cold page of R resources behind an
+    /// origin of latency L takes about ceil(R / N) * L.
+    public let connectionsPerHost: Int
     // Clients are made on first use: AsyncHTTPClient traps if one is released unshut.
     private let clients = Mutex<ClientCache>(ClientCache())
 
     /// The most pinned clients kept; the least recently used is shut down beyond it.
     static let maxPinnedClients = 64
 
-    /// Creates the client on the shared event loop group, sending through `proxy` if given.
-    public init(proxy: UpstreamProxy? = nil, logger: Logger = Logger(label: "bridge.upstream")) {
+    /// The default `connectionsPerHost`: AsyncHTTPClient's own default, two more than a
+    /// browser's 6 for HTTP/1.1 (see `serve --upstream-connections-per-host`).
+    public static let defaultConnectionsPerHost = 8
+
+    /// Creates the client on the shared event loop group, sending through `proxy` if given and
+    /// opening at most `connectionsPerHost` HTTP/1.1 connections to one host (at least 1).
+    public init(
+        proxy: UpstreamProxy? = nil, connectionsPerHost: Int = HTTPUpstreamClient.defaultConnectionsPerHost,
+        logger: Logger = Logger(label: "bridge.upstream")
+    ) {
+        precondition(connectionsPerHost >= 1, "connectionsPerHost must be at least 1")
+        self.connectionsPerHost = connectionsPerHost
         self.group = MultiThreadedEventLoopGroup.singleton
         self.logger = logger
         self.resolver = HostResolver()
@@ -49,9 +63,11 @@ public final class HTTPUpstreamClient: UpstreamClient {
     }
 
     static func makeClient(
-        group: any EventLoopGroup, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil
+        group: any EventLoopGroup, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil,
+        connectionsPerHost: Int
     ) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
         configuration.proxy = proxy
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .enabled(limit: .none)
@@ -136,7 +152,7 @@ public final class HTTPUpstreamClient: UpstreamClient {
     /// The pooled client for `key`, made with these settings on first use.
     func client(key: String, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil) -> HTTPClient {
         let (client, evicted) = clients.withLock { cache in
-            cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: dnsOverride, proxy: proxy) }
+            cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: dnsOverride, proxy: proxy, connectionsPerHost: connectionsPerHost) }
         }
         if let evicted { Task { try? await evicted.shutdown() } }
         return client

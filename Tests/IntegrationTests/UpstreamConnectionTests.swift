@@ -1,0 +1,33 @@
+import BridgeCore
+import BridgeServer
+import BridgeTestOrigin
+import Foundation
+import Testing
+
+/// `upstreamConnectionsPerHost` (`--upstream-connections-per-host`): a page's requests to one
+/// host go out on that many connections at once, no more and no fewer.
+@Suite(.serialized) struct UpstreamConnectionTests {
+    @Test(arguments: [3, 8])
+    func requestsUseExactlyTheConfiguredConnectionsInParallel(limit: Int) async throws {
+        let latency = Duration.milliseconds(150)
+        let harness = try await BrokerHarness.start(originLatency: latency) { $0.upstreamConnectionsPerHost = limit }
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let requests = 2 * limit + 2
+        let started = ContinuousClock.now
+        let statuses = try await withThrowingTaskGroup(of: JSONValue?.self) { group in
+            for index in 0..<requests {
+                let url = harness.origin.url("/bytes/64?n=\(index)")
+                group.addTask { try await client.post("fetch", ["url": .string(url)])["status"] }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(statuses.count == requests && statuses.allSatisfy { $0 == 200 })
+        #expect(harness.origin.requestCount("/bytes/64") == requests)
+        #expect(harness.origin.peakConnections == limit, "\(requests) requests at once over \(harness.origin.peakConnections) connections")
+        // 2N + 2 requests over N connections take three rounds of the origin's latency.
+        #expect(elapsed >= latency * 3, "took \(elapsed)")
+    }
+}
