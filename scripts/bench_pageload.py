@@ -86,7 +86,8 @@ class Site:
 
     def __init__(self, args, *options):
         self.args = args
-        self.broker = Broker("--demo-latency", str(args.latency), *options)
+        connections = ("--upstream-connections-per-host", str(args.connections)) if args.connections else ()
+        self.broker = Broker("--demo-latency", str(args.latency), *connections, *options)
         self.client = BridgeConnection(self.broker.url)
         self.query = f"n={args.resources}&size={args.size}&max-age=600&broker={self.broker.http}"
 
@@ -261,6 +262,7 @@ def main():
     parser.add_argument("--resources", type=int, default=30)
     parser.add_argument("--size", type=int, default=20000)
     parser.add_argument("--latency", type=int, default=50, help="the origin's delay before every response (ms)")
+    parser.add_argument("--connections", type=int, help="the brokers' --upstream-connections-per-host (default: the broker's)")
     parser.add_argument("--way", action="append", choices=[way.name for way in WAYS], help="only these ways (repeatable)")
     parser.add_argument("--profile", action="store_true", help="also record and print network milestones per load")
     args = parser.parse_args()
