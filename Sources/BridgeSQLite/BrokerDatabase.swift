@@ -23,12 +23,15 @@ public enum BrokerDatabase {
         try connection.execute("UPDATE meta SET value = '3' WHERE key = 'schema' AND value = '2'")
         try addCookiePartitions(connection)
         try connection.execute("UPDATE meta SET value = '4' WHERE key = 'schema' AND value = '3'")
+        try addColumn(connection, "cache_entries", "status_text", "TEXT")
+        try connection.execute("UPDATE meta SET value = '5' WHERE key = 'schema' AND value = '4'")
         return connection
     }
 
     /// The schema version `open` leaves: 1 had the cache only, 2 adds the cookie jar, 3 the
-    /// checksum of cache body files, 4 the partition key of `Partitioned` cookies.
-    public static let schemaVersion = 4
+    /// checksum of cache body files, 4 the partition key of `Partitioned` cookies, 5 the reason
+    /// phrase of cache entries (`status_text`, NULL in older rows: they serve the standard phrase).
+    public static let schemaVersion = 5
 
     /// A jar written before partitions has no `partition_key` column, and its primary key lacks
     /// it: the table is rebuilt in one transaction with the column ('' for every old cookie, which
@@ -77,12 +80,17 @@ public enum BrokerDatabase {
     /// its rows keep NULL there (their files were fsynced before the row went in; only their length
     /// is checked).
     static func addChecksumColumn(_ connection: SQLiteConnection) throws {
-        guard try !hasColumn(connection, "cache_entries", "checksum") else { return }
+        try addColumn(connection, "cache_entries", "checksum", "INTEGER")
+    }
+
+    /// Adds a nullable `column` to `table` unless it is there; older rows keep NULL in it.
+    static func addColumn(_ connection: SQLiteConnection, _ table: String, _ column: String, _ type: String) throws {
+        guard try !hasColumn(connection, table, column) else { return }
         do {
-            try connection.execute("ALTER TABLE cache_entries ADD COLUMN checksum INTEGER")
+            try connection.execute("ALTER TABLE \(table) ADD COLUMN \(column) \(type)")
         } catch {
             // Another process opening the same database may have added it first.
-            guard try hasColumn(connection, "cache_entries", "checksum") else { throw error }
+            guard try hasColumn(connection, table, column) else { throw error }
         }
     }
 
@@ -95,14 +103,15 @@ public enum BrokerDatabase {
         return false
     }
 
-    // `checksum` is the XXH64 of a body file (`BodyChecksum`), NULL for inline bodies.
+    // `checksum` is the XXH64 of a body file (`BodyChecksum`), NULL for inline bodies. `status_text`
+    // is the origin's reason phrase, NULL for rows written before schema 5.
     // Bodies sit in their own table so that lookups and LRU scans read small rows only; the
     // totals row is kept by triggers, so start-up reads two numbers instead of scanning.
     static let cacheSchema = """
         CREATE TABLE IF NOT EXISTS cache_entries (
             id INTEGER PRIMARY KEY, url TEXT NOT NULL, vary TEXT NOT NULL, status INTEGER NOT NULL,
             headers TEXT NOT NULL, request_time REAL NOT NULL, response_time REAL NOT NULL,
-            size INTEGER NOT NULL, file TEXT, accessed INTEGER NOT NULL, checksum INTEGER);
+            size INTEGER NOT NULL, file TEXT, accessed INTEGER NOT NULL, checksum INTEGER, status_text TEXT);
         CREATE INDEX IF NOT EXISTS cache_entries_url ON cache_entries (url);
         CREATE INDEX IF NOT EXISTS cache_entries_lru ON cache_entries (accessed);
         CREATE TABLE IF NOT EXISTS cache_bodies (id INTEGER PRIMARY KEY, body BLOB NOT NULL);

@@ -47,13 +47,15 @@ extension SQLiteCacheStore {
                     let id = try self.takeEntryID(connection)
                     try connection.run(
                         """
-                        INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed, checksum)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed, checksum,
+                            status_text)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                         [.integer(id), .text(entry.url), .text(CacheEntryCoding.encode(entry.varyKey)), .integer(Int64(entry.status)),
                          .text(CacheEntryCoding.encode(entry.headers)), .double(entry.requestTime),
                          .double(entry.responseTime), .integer(Int64(size)), file.map { .text($0) } ?? .null,
-                         .integer(access), checksum.map { .integer($0) } ?? .null])
+                         .integer(access), checksum.map { .integer($0) } ?? .null,
+                         entry.statusText.map { .text($0) } ?? .null])
                     if let inline { try connection.run("INSERT INTO cache_bodies (id, body) VALUES (?, ?)", [.integer(id), .blob(inline)]) }
                     var evicted = 0
                     while let bytes = try Self.totals(connection).bytes as Int?, bytes > capacity {
@@ -124,9 +126,10 @@ extension SQLiteCacheStore {
         writer.enqueue { connection in
             do {
                 try connection.run(
-                    "UPDATE cache_entries SET headers = ?, vary = ?, request_time = ?, response_time = ? WHERE id = ?",
+                    "UPDATE cache_entries SET headers = ?, vary = ?, request_time = ?, response_time = ?, status_text = ? WHERE id = ?",
                     [.text(CacheEntryCoding.encode(entry.headers)), .text(CacheEntryCoding.encode(entry.varyKey)),
-                     .double(entry.requestTime), .double(entry.responseTime), .integer(id)])
+                     .double(entry.requestTime), .double(entry.responseTime), entry.statusText.map { .text($0) } ?? .null,
+                     .integer(id)])
                 self.invalidateIndex(entry.url)
             } catch {
                 self.failed(error, while: "updating \(entry.url)")

@@ -125,7 +125,7 @@ public final class SQLiteCacheStore: CacheStore {
     /// The stored entries of the URL `key`, read through `connection`.
     static func entries(of key: String, in connection: SerialConnection) throws -> [CachedResponse] {
         try connection.query(
-            "SELECT id, url, vary, status, headers, request_time, response_time FROM cache_entries WHERE url = ?",
+            "SELECT id, url, vary, status, headers, request_time, response_time, status_text FROM cache_entries WHERE url = ?",
             [.text(key)], row: Self.decodeEntry
         ).compactMap { $0 }
     }
@@ -136,7 +136,7 @@ public final class SQLiteCacheStore: CacheStore {
         else { return nil }
         return CachedResponse(
             id: String(row.int(at: 0)), url: url, status: Int(row.int(at: 3)), headers: headers, varyKey: vary,
-            requestTime: row.double(at: 5), responseTime: row.double(at: 6))
+            requestTime: row.double(at: 5), responseTime: row.double(at: 6), statusText: row.string(at: 7))
     }
 
     public func body(of entry: CachedResponse) async -> CacheBody? {

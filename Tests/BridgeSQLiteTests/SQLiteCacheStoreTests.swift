@@ -87,6 +87,58 @@ struct SQLiteCacheStoreTests {
         #expect(stats.diskEntries == 2 && stats.diskBytes == 300_010 && stats.disabledReason == nil)
     }
 
+    @Test func theReasonPhraseSurvivesARestartAndAnUpdate() async throws {
+        let directory = TemporaryDirectory()
+        let phrases: [String: String?] = ["https://a.test/custom": "Fin\u{E9} By Me", "https://a.test/h2": "", "https://a.test/none": nil]
+        do {
+            let cache = SQLiteCacheStore(configuration: configuration(directory))
+            for (url, phrase) in phrases {
+                var stored = entry(url)
+                stored.statusText = phrase
+                #expect(await store(cache, stored, pattern(url.hasSuffix("custom") ? 300_000 : 10)))
+            }
+            // A 304's freshening (`Validation.freshen`) rewrites headers and times, not the phrase.
+            let stored = try #require(await cache.entries(for: "https://a.test/custom").first)
+            let freshened = Validation.freshen(stored, with: ["cache-control": "max-age=600"], requestTime: 2000, responseTime: 2000)
+            await cache.update(freshened)
+            try await waitAWhile { await cache.entries(for: "https://a.test/custom").first?.responseTime == 2000 }
+        }
+        let reopened = SQLiteCacheStore(configuration: configuration(directory))
+        for (url, phrase) in phrases {
+            let found = try #require(await reopened.entries(for: url).first)
+            #expect(found.statusText == phrase, "\(url)")
+        }
+        let custom = try #require(await reopened.entries(for: "https://a.test/custom").first)
+        #expect(custom.headers.first("cache-control") == "max-age=600" && custom.servedStatusText == "Fin\u{E9} By Me")
+        #expect(try await reopened.entries(for: "https://a.test/none").first?.servedStatusText == "OK")
+    }
+
+    @Test func rowsFromBeforeStoredPhrasesServeTheStandardOne() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            // A schema 4 database: no status_text column.
+            let old = try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName)
+            try old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '4')")
+            try old.execute(BrokerDatabase.cacheSchema.replacingOccurrences(of: ", status_text TEXT", with: ""))
+            try old.execute("""
+                INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed)
+                VALUES (1, 'https://a.test/old', '{"names":[],"values":[],"wildcard":false}', 404, '[["cache-control","max-age=60"]]', 1, 1, 3, NULL, 1);
+                INSERT INTO cache_bodies VALUES (1, x'010203');
+                """)
+        }
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        #expect(cache.disabledReason == nil)
+        let found = try #require(await cache.entries(for: "https://a.test/old").first)
+        #expect(found.statusText == nil && found.servedStatusText == "Not Found")
+        #expect(try await read(cache, "https://a.test/old") == [1, 2, 3])
+        var new = entry("https://a.test/new")
+        new.statusText = "Custom Reason"
+        #expect(await store(cache, new, pattern(10)))
+        #expect(try await SQLiteCacheStore(configuration: configuration(directory)).entries(for: "https://a.test/new").first?.statusText == "Custom Reason")
+        let version = try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName).prepare("SELECT value FROM meta WHERE key = 'schema'")
+        #expect(try version.step() && version.string(at: 0) == "5")
+    }
+
     @Test func leastRecentlyUsedEntriesAreEvictedByBytes() async throws {
         let directory = TemporaryDirectory()
         let cache = SQLiteCacheStore(configuration: configuration(directory, disk: 10_000))

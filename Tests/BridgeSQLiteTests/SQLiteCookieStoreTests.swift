@@ -105,7 +105,7 @@ struct SQLiteCookieStoreTests {
         let reopened = try self.jar(directory)
         #expect(Set(reopened.all().map { $0.partition?.serialized ?? "" }) == ["", "https://a.test"])
         let version = try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName).prepare("SELECT value FROM meta WHERE key = 'schema'")
-        #expect(try version.step() && version.string(at: 0) == "4")
+        #expect(try version.step() && version.string(at: 0) == String(BrokerDatabase.schemaVersion))
     }
 
     @Test func anUnreadableDatabaseLeavesAnEmptyWorkingJar() throws {

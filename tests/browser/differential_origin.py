@@ -6,7 +6,8 @@ Endpoints (query parameters in brackets):
   /page?mode=native|shim      the page; `shim` includes the broker's bridge.js
   /scenarios.js               tests/browser/scenarios.js
   /raw?x=BYTES                writes BYTES (percent-encoded, any byte) as the whole response, then
-                              closes the connection; for HEAD only the part before the blank line
+                              closes the connection; for HEAD only the part before the blank line;
+                              with n=BYTES first, a request with If-None-Match gets BYTES instead
   /echo                       JSON: method, headers ({lower-case name: value}), body and its length;
                               header values and the body as Latin-1 (one code unit per byte);
                               `arrivals`: [ms since the head, bytes so far] per chunk of a chunked body
@@ -96,6 +97,8 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
             self.answer(200, (HERE / "scenarios.js").read_bytes(), [("Cache-Control", "no-store")], "text/javascript")
         elif path == "/raw":
             raw = urllib.parse.unquote_to_bytes(url.query.split("x=", 1)[1] if "x=" in url.query else "")
+            if url.query.startswith("n=") and self.headers.get("If-None-Match"):
+                raw = urllib.parse.unquote_to_bytes(url.query[2:].split("&", 1)[0])
             if self.command == "HEAD":
                 raw = raw.split(b"\r\n\r\n", 1)[0] + b"\r\n\r\n"
             self.wfile.write(raw)

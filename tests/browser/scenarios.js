@@ -26,7 +26,9 @@
     list.push("Cache-Control: " + (opts.cache || "no-store"));
     // The origin closes the connection after a raw answer: said, so that no client reuses it.
     if (!list.some((line) => /^connection:/i.test(line))) list.push("Connection: close");
-    return "/raw?x=" + bytesParam(statusLine + CRLF + list.map((line) => line + CRLF).join("") + CRLF + (body || "")) +
+    // `notModified`: the whole answer (a status line and fields) to a request with If-None-Match.
+    const conditional = opts.notModified ? "n=" + bytesParam(opts.notModified + CRLF) + "&" : "";
+    return "/raw?" + conditional + "x=" + bytesParam(statusLine + CRLF + list.map((line) => line + CRLF).join("") + CRLF + (body || "")) +
       (opts.tag ? "&t=" + opts.tag : "");
   }
 
@@ -144,6 +146,13 @@
   add("custom reason phrase on 200", async () => described(await fetch(raw("HTTP/1.1 200 Fine By Me", [], "x"))));
   add("custom reason phrase of a response served from the cache", async () => {
     const url = raw("HTTP/1.1 200 Fine By Me", ["Content-Type: text/plain"], "cached", { cache: "max-age=600", tag: "reason-cache" });
+    await (await fetch(url)).text();
+    const again = await fetch(url);
+    return [again.status, again.statusText, await again.text()];
+  });
+  add("a 304 revalidation keeps the cached response's reason phrase", async () => {
+    const url = raw("HTTP/1.1 200 Fine By Me", ["Content-Type: text/plain", 'ETag: "r1"'], "cached",
+      { cache: "no-cache", tag: "reason-304", notModified: 'HTTP/1.1 304 Still The Same' + CRLF + 'ETag: "r1"' + CRLF + "Connection: close" + CRLF });
     await (await fetch(url)).text();
     const again = await fetch(url);
     return [again.status, again.statusText, await again.text()];

@@ -23,8 +23,6 @@ DELIBERATE = {
     "HEAD redirected by 303 stays HEAD": NULL_BODY,
     "ReadableStream body": "Chromium streams an upload only over HTTP/2 or QUIC; the broker streams it chunked to this HTTP/1.1 origin",
     "a response without a status line": "the broker's parser (SwiftNIO) refuses HTTP/0.9; Chromium shows it as a 200",
-    "custom reason phrase of a response served from the cache":
-        "not deliberate, not yet done: the broker's cache does not keep the reason phrase, a hit has the standard one",
 }
 
 

@@ -19,11 +19,15 @@ public struct CachedResponse: Sendable, Hashable {
     public var requestTime: Double
     /// When that response was received.
     public var responseTime: Double
+    /// The reason phrase the origin sent with the status (each byte one character, as received;
+    /// "" when it sent none, as over HTTP/2), nil when not known (an entry stored before the cache
+    /// kept phrases): a hit then answers the standard phrase for `status`.
+    public var statusText: String?
 
     /// Creates stored-response metadata.
     public init(
         id: String = "", url: String, status: Int, headers: HeaderList, varyKey: VaryKey,
-        requestTime: Double, responseTime: Double
+        requestTime: Double, responseTime: Double, statusText: String? = nil
     ) {
         self.id = id
         self.url = url
@@ -32,18 +36,22 @@ public struct CachedResponse: Sendable, Hashable {
         self.varyKey = varyKey
         self.requestTime = requestTime
         self.responseTime = responseTime
+        self.statusText = statusText
     }
 
     /// Creates stored-response metadata, computing the Vary key from the request headers sent.
     public init(
         id: String = "", url: String, status: Int, headers: HeaderList,
-        requestHeaders: HeaderList, requestTime: Double, responseTime: Double
+        requestHeaders: HeaderList, requestTime: Double, responseTime: Double, statusText: String? = nil
     ) {
         self.init(
             id: id, url: CacheKey.primary(for: url), status: status, headers: headers,
             varyKey: VaryKey(responseHeaders: headers, requestHeaders: requestHeaders),
-            requestTime: requestTime, responseTime: responseTime)
+            requestTime: requestTime, responseTime: responseTime, statusText: statusText)
     }
+
+    /// The reason phrase a hit answers: the stored one, else the standard one for `status`.
+    public var servedStatusText: String { statusText ?? HTTPReasonPhrase.phrase(for: status) }
 
     /// The response `Cache-Control` directives of this stored response.
     public var directives: ResponseDirectives { ResponseDirectives(headers: headers) }

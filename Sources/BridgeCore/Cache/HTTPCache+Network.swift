@@ -62,7 +62,9 @@ extension HTTPCache {
             guard var served = response else { throw failure ?? BridgeError(.network, "\(request.url): no response") }
             if decision.status == .miss { counters.withLock { $0.misses += 1 } }
             served.headers = decision.headers
-            if case .store(let entry) = decision.write {
+            if case .store(var entry) = decision.write {
+                // The policy sees status and headers only; the phrase is kept as the origin sent it.
+                entry.statusText = served.statusText
                 let length = served.body.decoded ? nil : served.headers.first("content-length").flatMap { Int($0) }
                 if let writer = await store.makeWriter(for: entry, expectedLength: length) {
                     let tee = TeeBody(source: served.body, writer: writer, leader: leader, writes: writes, commits: commits, key: CacheKey.primary(for: request.url))

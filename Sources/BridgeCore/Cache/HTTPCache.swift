@@ -167,7 +167,7 @@ public final class HTTPCache: Sendable {
         _ entry: CachedResponse, headers: HeaderList, status: ReplyCacheStatus, age: Int?, body: CacheBody
     ) -> CachedExchange {
         let response = UpstreamResponse(
-            status: entry.status, statusText: HTTPReasonPhrase.phrase(for: entry.status), headers: headers,
+            status: entry.status, statusText: entry.servedStatusText, headers: headers,
             // Stored bodies are already decoded, so Content-Length does not count them.
             body: UpstreamResponseBody(decoded: true, length: body.length, next: body.next))
         return CachedExchange(response: response, status: status, age: age, storedSetCookie: entry.headers.values("set-cookie"))

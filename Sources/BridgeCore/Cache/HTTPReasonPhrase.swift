@@ -1,4 +1,5 @@
-/// Standard reason phrases, for responses served from the cache (the store keeps no phrase).
+/// Standard reason phrases, for responses the cache makes up (ranges, 416) and for stored entries
+/// that predate stored phrases.
 enum HTTPReasonPhrase {
     static let phrases: [Int: String] = [
         200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",

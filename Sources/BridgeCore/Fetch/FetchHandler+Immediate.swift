@@ -73,7 +73,7 @@ struct ImmediateHitDelivery {
         head.appendRaw(",\"status\":")
         head.append(status)
         head.appendRaw(",\"statusText\":")
-        head.append(HTTPReasonPhrase.phrase(for: status))
+        head.append(request.written(statusText: hit.entry.servedStatusText))
         head.appendRaw(",\"headers\":")
         hit.writeHeaders(into: &head)
         head.appendRaw(",\"redirected\":false")
