@@ -400,6 +400,7 @@ extension FuzzTargets {
         if cookie.secure { written += "; Secure" }
         if cookie.httpOnly { written += "; HttpOnly" }
         if cookie.sameSite != .unspecified { written += "; SameSite=\(cookie.sameSite.rawValue)" }
+        if cookie.partitioned { written += "; Partitioned" }
         // Under 1 KiB, so that the "." written before a domain cannot push it over the attribute limit.
         guard written.utf8.count < SetCookie.maxAttributeValueBytes else { return }
         let again = try? SetCookie(parsing: written)
