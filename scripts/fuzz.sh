@@ -62,8 +62,12 @@ for target in "${targets[@]}"; do
         # Every committed input once (seeds and the inputs of fixed crashes): a regression fails here.
         "$binary" -runs=0 "$seeds" >"$log" 2>&1 || status=$?
     fi
+    # The short run in `make test` starts from a fixed seed (FUZZ_SEED, default 1), so a clean
+    # clone fuzzes the same inputs each time and a failure there reproduces; `make fuzz` explores.
+    seed=()
+    if [ "$check" = 1 ]; then seed=(-seed="${FUZZ_SEED:-1}"); elif [ -n "${FUZZ_SEED:-}" ]; then seed=(-seed="$FUZZ_SEED"); fi
     if [ "$status" = 0 ]; then
-        "$binary" "$work" "$seeds" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+        "$binary" "$work" "$seeds" "${seed[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
             -artifact_prefix="$out/crashes/$target-" -print_final_stats=1 >>"$log" 2>&1 || status=$?
     fi
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
