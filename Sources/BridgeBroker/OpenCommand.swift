@@ -34,12 +34,7 @@ struct OpenCommand: AsyncParsableCommand {
     @Option(name: .customLong("warm-with"), help: "First load this page in a hidden view sharing the window's network session (WebKit's own cache), and wait for its resources.")
     var warmWith: String?
     @OptionGroup var upstream: UpstreamOptions
-    @Option(name: .customLong("cache-dir"), help: "Directory for the broker's files (default: $XDG_CACHE_HOME/bridge-broker).")
-    var cacheDirectory: String?
-    @Option(name: .customLong("memory-capacity"), help: "Bytes of response bodies the HTTP cache keeps in memory.")
-    var memoryCapacity = 64 * 1024 * 1024
-    @Option(name: .customLong("disk-capacity"), help: "Bytes of response bodies the HTTP cache keeps on disk.")
-    var diskCapacity = 1024 * 1024 * 1024
+    @OptionGroup var storage: StorageOptions
     @Option(name: .customLong("web-root"), help: "Directory holding bridge-js/ (default: found from the working directory).")
     var webRoot: String?
     @Option(name: .customLong("max-message-bytes"), help: "Largest message a page may send.") var maxMessageBytes = 16 * 1024 * 1024
@@ -81,10 +76,8 @@ struct OpenCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.allowedOrigins = allowOrigins
         try upstream.apply(to: &configuration)
-        if let cacheDirectory { configuration.cacheDirectory = cacheDirectory }
+        storage.apply(to: &configuration)
         configuration.webRoot = webRoot
-        configuration.memoryCapacity = memoryCapacity
-        configuration.diskCapacity = diskCapacity
         configuration.broker.maxMessageBytes = maxMessageBytes
         guard let root = webRoot ?? BrokerServerConfiguration.findWebRoot(),
             let shim = try? String(contentsOfFile: root + "/bridge-js/bridge.js", encoding: .utf8)

@@ -21,12 +21,7 @@ struct ServeCommand: AsyncParsableCommand {
     var allowOrigins: [String] = []
     @Option(help: "Require this token (query ?token= or Authorization: Bearer).") var token: String?
     @OptionGroup var upstream: UpstreamOptions
-    @Option(name: .customLong("cache-dir"), help: "Directory for the broker's files (default: $XDG_CACHE_HOME/bridge-broker).")
-    var cacheDirectory: String?
-    @Option(name: .customLong("memory-capacity"), help: "Bytes of response bodies the HTTP cache keeps in memory.")
-    var memoryCapacity = 64 * 1024 * 1024
-    @Option(name: .customLong("disk-capacity"), help: "Bytes of response bodies the HTTP cache keeps on disk; an entry over 1/8 of it is not stored.")
-    var diskCapacity = 1024 * 1024 * 1024
+    @OptionGroup var storage: StorageOptions
     @Option(name: .customLong("web-root"), help: "Directory holding bridge-js/ and examples/ (default: found from the working directory).")
     var webRoot: String?
     @Option(name: .customLong("shim-max-age"), help: "Seconds a browser may reuse /bridge.js without asking again (0: revalidate on every page load).")
@@ -36,9 +31,6 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("diagnostic-echo"), help: "Serve the raw echo endpoint /echo (for WebSocket conformance tests).")
     var diagnosticEcho = false
     @Flag(name: .customLong("no-metrics"), help: "Serve no /metrics and count nothing for it.") var noMetrics = false
-    @Option(name: .customLong("third-party-cookies"),
-            help: "block (as headless Chromium) or allow (Chrome's older default): whether a page's cross-site requests store and send cookies.")
-    var thirdPartyCookies = ThirdPartyCookies.block
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error.") var logLevel = "info"
     @Option(name: .customLong("demo-origin"), help: "Also run the demo origin (a local test server for the examples) on this port, and allow it.")
     var demoOrigin: Int?
@@ -52,7 +44,6 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
         guard maxInFlight >= 1 else { throw ValidationError("--max-in-flight must be at least 1") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        guard memoryCapacity >= 0, diskCapacity >= 0 else { throw ValidationError("capacities must not be negative") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard demoOrigin.map({ (1...65535).contains($0) }) ?? true else { throw ValidationError("--demo-origin must be 1 to 65535") }
         guard demoLatency >= 0 else { throw ValidationError("--demo-latency must not be negative") }
@@ -72,14 +63,11 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowedOrigins = allowOrigins
         configuration.token = token
         try upstream.apply(to: &configuration)
-        if let cacheDirectory { configuration.cacheDirectory = cacheDirectory }
+        storage.apply(to: &configuration)
         configuration.webRoot = webRoot
-        configuration.memoryCapacity = memoryCapacity
-        configuration.diskCapacity = diskCapacity
         configuration.diagnosticEcho = diagnosticEcho
         configuration.shimMaxAge = shimMaxAge
         configuration.metrics = !noMetrics
-        configuration.thirdPartyCookies = thirdPartyCookies
         configuration.broker.maxMessageBytes = maxMessageBytes
         configuration.broker.maxInFlight = maxInFlight
         var origin: LocalOrigin?
