@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import time
 
-from support import free_port
+from support import free_port, stop_process
 
 # Memory-only cache (no cache_dir), every file in a temporary directory, loopback clients only,
 # and loopback origins allowed (Debian's default configuration proxies only to Safe_ports and
@@ -90,12 +90,6 @@ class Squid:
             return file.read().splitlines()
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, timeout=15)
         self.output.close()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -20,6 +20,18 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def stop_process(process, timeout=10):
+    """SIGTERM, then SIGKILL if `process` has not exited within `timeout` seconds; waits for it."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class Broker:
     """A `bridge-broker serve` process; stopped with SIGTERM."""
 
@@ -54,8 +66,4 @@ class Broker:
         self.origin = f"http://127.0.0.1:{self.origin_port}"
 
     def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        stop_process(self.process)
