@@ -39,16 +39,24 @@ origin during the load (the document not counted).
 so its loads are not comparable to a run without it) and prints, per way, when the shim was
 requested and had arrived, when the WebSocket handshake was answered, when the first post left the
 page and when the hello and the last frame arrived.
+
+--trace DIR records a Chrome trace (DevTools `Tracing`) of every counted load, saves each in DIR,
+and prints per way what the page's main thread did (scripts/pageload_trace.py): the WebSocket
+messages it took in, its busy time from the first fetch() to the last body read, and the time from
+the WebSocket's handshake to the hello. Tracing costs time too: compare such loads only with each
+other.
 """
 import argparse
 import dataclasses
 import json
+import pathlib
 import statistics
 import subprocess
 import sys
 import time
 
 import benchkit
+import pageload_trace
 from benchkit import BrowserContext, DevTools, spread, wait_for
 from headless_client import BridgeConnection
 from support import BINARY, Broker
@@ -134,8 +142,9 @@ class Bench:
         self.devtools.close()
         self.driver.quit()
 
-    def load(self, way):
-        """One load of the page in a fresh browser context, prepared as `way` says; returns its figures."""
+    def load(self, way, trace_name=None):
+        """One load of the page in a fresh browser context, prepared as `way` says; returns its
+        figures. With `trace_name` (and --trace), the load is traced and its trace saved."""
         site = self.max_age_site if way.shim_max_age else self.site
         site.client.post("cache.clear", None, on_frame=lambda frame: None)
         driver = self.driver
@@ -166,8 +175,16 @@ class Bench:
             if self.args.profile:
                 driver.get_log("performance")  # drop what came before the page
             before = site.requests()
+            if trace_name:
+                self.devtools.start_tracing(pageload_trace.CATEGORIES)
             driver.get(site.url(way.page))
             result = wait_for(driver, "window.pageLoad")
+            if trace_name:
+                events = self.devtools.stop_tracing()
+                if "error" not in result:
+                    result["trace"] = pageload_trace.summarize(events, site.url(way.page), result["startMs"], result["loadMs"])
+                    with open(pathlib.Path(self.args.trace) / f"{trace_name}.json", "w") as file:
+                        json.dump({"page": site.url(way.page), "figures": result, "traceEvents": events}, file)
             if "error" in result:
                 raise RuntimeError(f"{way.name}: {result['error']}")
             result["originRequests"] = site.requests() - before
@@ -254,6 +271,14 @@ def report(args, ways, results, load_before, load_after, started):
                 values = [r["phases"][phase] for r in results[way.name] if phase in r["phases"]]
                 cells.append(f"{statistics.median(values):.0f}" if values else "")
             print(f"| {way.name} | " + " | ".join(cells) + " |")
+    if args.trace:
+        print(f"\nThe page's main thread, from the traces in {args.trace} (median [min-max]; busy: ms inside tasks; scripts/pageload_trace.py):\n")
+        print("| way | messages taken in | busy, first fetch() to last body (ms) | hello after the handshake (ms) | busy meanwhile (ms) |")
+        print("|---|---|---|---|---|")
+        for way in ways:
+            figures = [r["trace"] for r in results[way.name] if "trace" in r]
+            column = lambda key, digits=1: spread([f[key] for f in figures if key in f], digits) if any(key in f for f in figures) else ""  # noqa: E731
+            print(f"| {way.name} | {column('messages', 0)} | {column('busy')} | {column('hello after open')} | {column('busy open to hello')} |")
 
 
 def main():
@@ -265,7 +290,10 @@ def main():
     parser.add_argument("--connections", type=int, help="the brokers' --upstream-connections-per-host (default: the broker's)")
     parser.add_argument("--way", action="append", choices=[way.name for way in WAYS], help="only these ways (repeatable)")
     parser.add_argument("--profile", action="store_true", help="also record and print network milestones per load")
+    parser.add_argument("--trace", metavar="DIR", help="trace every counted load, save the traces in DIR, print what the page's main thread did")
     args = parser.parse_args()
+    if args.trace:
+        pathlib.Path(args.trace).mkdir(parents=True, exist_ok=True)
     if args.rounds < 1 or args.resources < 1:
         parser.error("--rounds and --resources must be at least 1")
     ways = [way for way in WAYS if not args.way or way.name in args.way]
@@ -279,7 +307,8 @@ def main():
         for round_index in range(args.rounds + 1):
             shift = round_index % len(ways)
             for way in ways[shift:] + ways[:shift]:
-                result = bench.load(way)
+                traced = f"{way.name}-{round_index}" if args.trace and round_index else None
+                result = bench.load(way, traced)
                 if round_index:
                     results[way.name].append(result)
             print(f"round {round_index}{' (warm-up)' if not round_index else ''} done", flush=True, file=sys.stderr)

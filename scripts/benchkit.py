@@ -67,6 +67,25 @@ class DevTools:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result", {})
 
+    def start_tracing(self, categories):
+        """Starts a Chrome trace of the whole browser (every process) with `categories`."""
+        self.call("Tracing.start", transferMode="ReportEvents",
+                  traceConfig={"includedCategories": list(categories), "recordMode": "recordAsMuchAsPossible"})
+
+    def stop_tracing(self):
+        """Ends the trace started by `start_tracing` and returns its events."""
+        self.next_id += 1
+        self.socket.send(json.dumps({"id": self.next_id, "method": "Tracing.end", "params": {}}))
+        events = []
+        while True:
+            message = json.loads(self.socket.recv())
+            if message.get("method") == "Tracing.dataCollected":
+                events.extend(message["params"]["value"])
+            elif message.get("method") == "Tracing.tracingComplete":
+                return events
+            elif message.get("id") == self.next_id and "error" in message:
+                raise RuntimeError(f"Tracing.end: {message['error']}")
+
     def close(self):
         self.socket.close()
 

@@ -4,7 +4,7 @@
 import { utf8ByteLength } from "./bytes.js";
 import {
   DEFAULT_BACKOFF, DEFAULT_BROKER_URL, DEFAULT_QUEUE_TIMEOUT_MS, EARLY_IN_FLIGHT, EARLY_POST_BYTES, EMPTY_BYTES,
-  FRAME_HEADER_BYTES, FRAME_KIND_BODY, MARKER, UPLOAD_CHUNK_BYTES,
+  FRAME_HEADER_BYTES, FRAME_KIND_BODY, FRAME_KIND_WHOLE, MARKER, UPLOAD_CHUNK_BYTES,
 } from "./constants.js";
 import { global } from "./env.js";
 import { BridgeError, abortReason, errorFromBroker } from "./errors.js";
@@ -13,6 +13,12 @@ import { WebKitTransport } from "./transport-webkit.js";
 import { WebSocketTransport } from "./transport-websocket.js";
 import { normalizeSocketUrl, withToken } from "./urls.js";
 import { domException, hasOwn, safeCall } from "./util.js";
+
+let decoder = null;
+function textDecoder() {
+  if (!decoder) decoder = new global.TextDecoder();
+  return decoder;
+}
 
 /** The connection to the broker: ids, posts in flight, the queue, reconnection. */
 export class Client {
@@ -245,6 +251,7 @@ export class Client {
 
   onBinary(data) {
     const frame = decodeFrame(data);
+    if (frame && frame.kind === FRAME_KIND_WHOLE) return this.onWhole(frame);
     if (!frame || frame.kind !== FRAME_KIND_BODY) {
       this.report(new BridgeError("bad_message", "bridge-js received a malformed binary frame"));
       return;
@@ -253,6 +260,30 @@ export class Client {
     if (exchange && !exchange.settled && exchange.spec.onBinary) {
       safeCall(exchange.spec.onBinary, frame.payload, frame.end);
     }
+  }
+
+  /**
+   * A whole response (a post that asked with `whole`): the reply's head and the body in one frame.
+   * It is the post's reply: `spec.onWhole(head, body)` takes the body (a view of the frame), then the
+   * post resolves with the head as its reply body.
+   */
+  onWhole(frame) {
+    let head;
+    try {
+      head = JSON.parse(textDecoder().decode(frame.head));
+    } catch (_) {
+      head = null;
+    }
+    if (!head || typeof head !== "object") {
+      this.report(new BridgeError("bad_message", "bridge-js received a whole-response frame whose head is not a JSON object"));
+      return;
+    }
+    const exchange = this.pending.get(frame.id);
+    if (!exchange) return;
+    this.pending.delete(frame.id);
+    if (!exchange.settled && exchange.spec.onWhole) safeCall(exchange.spec.onWhole, head, frame.payload);
+    exchange.resolve(head);
+    this.flushQueue();
   }
 
   report(error, envelope) {

@@ -7,6 +7,11 @@ export const SUBPROTOCOL = "bridge.v1";
 export const DEFAULT_BROKER_URL = "ws://127.0.0.1:8787/bridge";
 export const FRAME_HEADER_BYTES = 10;
 export const FRAME_KIND_BODY = 0x01;
+// A whole response (docs/PROTOCOL.md): the reply's head and the whole body in one binary frame,
+// which a fetch asks for with `whole`, the largest body it takes that way.
+export const FRAME_KIND_WHOLE = 0x02;
+export const WHOLE_HEAD_LENGTH_BYTES = 4;
+export const WHOLE_RESPONSE_BYTES = 256 * 1024;
 export const FRAME_FLAG_END = 0x01;
 export const TWO_POW_32 = 4294967296;
 export const UPLOAD_CHUNK_BYTES = 256 * 1024;

@@ -2,7 +2,7 @@
 // event with a Response (response.js) whose body streams as binary frames arrive.
 
 import { blobSource, streamSource } from "./bodies.js";
-import { FLOW_GRANT_BYTES, FLOW_WINDOW_BYTES, NULL_BODY_STATUSES, REDIRECT_STATUSES } from "./constants.js";
+import { FLOW_GRANT_BYTES, FLOW_WINDOW_BYTES, NULL_BODY_STATUSES, REDIRECT_STATUSES, WHOLE_RESPONSE_BYTES } from "./constants.js";
 import { global } from "./env.js";
 import { BridgeError, abortReason, fetchFailure } from "./errors.js";
 import { identityFields, isForbiddenRequestHeader } from "./identity.js";
@@ -91,6 +91,9 @@ class FetchRun {
       // Flow control: the broker sends the body only this far ahead of what the page read (a
       // broker without it ignores the field, and gets no credit frames: see grantCredit).
       window: FLOW_WINDOW_BYTES,
+      // A small response the broker has complete at once (a cache hit from memory) comes as one
+      // frame, head and body (onWhole), instead of an event, body frames and a reply.
+      whole: WHOLE_RESPONSE_BYTES,
       timeout: plan.timeout != null ? Number(plan.timeout) : context.config.requestTimeout,
     };
     Object.assign(body, identityFields(plan, context.cookies.documentCookieFor(parsed, plan.credentials)));
@@ -106,6 +109,7 @@ class FetchRun {
         if (name === "response") this.onResponseHead(payload || {});
       },
       onBinary: (chunk, end) => this.onChunk(chunk, end),
+      onWhole: (head, body) => this.onResponseHead(head, body),
     });
     this.exchange.promise.then(
       (reply) => this.onReply(reply || {}),
@@ -113,13 +117,14 @@ class FetchRun {
     );
   }
 
-  onResponseHead(head) {
+  /** The response's head; `whole`, when the body came with it in one frame (a view of that frame). */
+  onResponseHead(head, whole) {
     if (this.responded) return;
     this.responded = true;
     // The page's cookies from this response are in document.cookie before the page sees the response.
     this.context.cookies.apply(head.cookies);
     try {
-      this.resolve(this.buildResponse(head));
+      this.resolve(this.buildResponse(head, whole));
     } catch (error) {
       this.streamFinished = true;
       this.reject(error);
@@ -127,7 +132,7 @@ class FetchRun {
     }
   }
 
-  buildResponse(head) {
+  buildResponse(head, whole) {
     const status = Number(head.status);
     if (this.plan.redirect === "manual" && REDIRECT_STATUSES.includes(status)) {
       this.streamFinished = true;
@@ -137,9 +142,22 @@ class FetchRun {
       throw fetchFailure(new BridgeError("network", `the broker reported an unusable status ${JSON.stringify(head.status)}`));
     }
     const nullBody = this.plan.method === "HEAD" || NULL_BODY_STATUSES.includes(status);
-    if (nullBody) this.streamFinished = true;
-    else this.watchAbortWhileReading();
-    return makeResponse(nullBody ? null : this.createStream(), head, this.plan.url, () => this.bodyFailure);
+    if (nullBody) {
+      this.streamFinished = true;
+      return makeResponse(null, head, this.plan.url, () => this.bodyFailure);
+    }
+    if (whole && !this.plan.signal) {
+      // All of it is here and nothing can fail it: the Response holds the bytes (its constructor
+      // copies them out of the frame, the one copy), with no stream or reader of ours.
+      this.streamFinished = true;
+      return makeResponse(whole, head, this.plan.url, null);
+    }
+    // An abort signal must still fail an unread body (watchAbortWhileReading): a stream, fed at
+    // once when the body came whole.
+    this.watchAbortWhileReading();
+    const response = makeResponse(this.createStream(), head, this.plan.url, () => this.bodyFailure);
+    if (whole) this.onChunk(whole, true);
+    return response;
   }
 
   /**

@@ -2,7 +2,7 @@
 // frames of request and response bodies.
 
 import { viewBytes } from "./bytes.js";
-import { FRAME_FLAG_END, FRAME_HEADER_BYTES, FRAME_KIND_BODY, TWO_POW_32 } from "./constants.js";
+import { FRAME_FLAG_END, FRAME_HEADER_BYTES, FRAME_KIND_BODY, FRAME_KIND_WHOLE, TWO_POW_32, WHOLE_HEAD_LENGTH_BYTES } from "./constants.js";
 
 /** The 10-byte header of docs/PROTOCOL.md: kind, flags (END), 64-bit big-endian post id. */
 export function encodeBodyFrame(id, payload, end) {
@@ -16,16 +16,30 @@ export function encodeBodyFrame(id, payload, end) {
   return frame;
 }
 
+/**
+ * A binary frame's header and payload, as views of `data` (nothing copied). A whole-response frame
+ * (kind 0x02) also has `head`, the bytes of its JSON head, and its payload is the body; null for a
+ * frame too short for its header.
+ */
 export function decodeFrame(data) {
   const bytes = viewBytes(data);
   if (bytes.byteLength < FRAME_HEADER_BYTES) return null;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return {
+  const frame = {
     kind: view.getUint8(0),
     end: (view.getUint8(1) & FRAME_FLAG_END) !== 0,
     id: view.getUint32(2) * TWO_POW_32 + view.getUint32(6),
     payload: bytes.subarray(FRAME_HEADER_BYTES),
   };
+  if (frame.kind === FRAME_KIND_WHOLE) {
+    const headStart = FRAME_HEADER_BYTES + WHOLE_HEAD_LENGTH_BYTES;
+    if (bytes.byteLength < headStart) return null;
+    const headEnd = headStart + view.getUint32(FRAME_HEADER_BYTES);
+    if (headEnd > bytes.byteLength) return null;
+    frame.head = bytes.subarray(headStart, headEnd);
+    frame.payload = bytes.subarray(headEnd);
+  }
+  return frame;
 }
 
 /** One post: queued until the connection is ready, then in flight until its reply. */

@@ -264,6 +264,17 @@ export class FakeWebSocket {
     this.push({ type: "reply", id, ok: true, body });
   }
 
+  /** A whole-response frame (kind 0x02): the reply body `head` as JSON, then `body`. */
+  pushWhole(id, head, body) {
+    const headBytes = new TextEncoder().encode(JSON.stringify(head));
+    const bodyBytes = typeof body === "string" ? new TextEncoder().encode(body) : new Uint8Array(body);
+    const payload = new Uint8Array(4 + headBytes.byteLength + bodyBytes.byteLength);
+    new DataView(payload.buffer).setUint32(0, headBytes.byteLength);
+    payload.set(headBytes, 4);
+    payload.set(bodyBytes, 4 + headBytes.byteLength);
+    this.onmessage?.({ data: encodeFrame(id, payload, true, 2).buffer });
+  }
+
   fail(id, code, message = `${code} happened`) {
     this.push({ type: "reply", id, ok: false, error: { code, message } });
   }

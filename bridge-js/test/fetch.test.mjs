@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadBridge, waitFor, tick, parseMultipart } from "../test-support/helpers.mjs";
+import { loadBridge, waitFor, tick, parseMultipart, encodeFrame } from "../test-support/helpers.mjs";
 
 const header = (message, name) => message.body.headers.find((pair) => pair[0].toLowerCase() === name)?.[1];
 
@@ -422,4 +422,70 @@ test("invalid requests reject like the browser's fetch", async () => {
   await assert.rejects(fetch("https://example.com/", { method: "GET", body: "x" }), TypeError);
   await assert.rejects(fetch("https://example.com/", { method: "CONNECT" }), TypeError);
   await tick();
+});
+
+test("a whole-response frame (head and body in one) resolves the fetch with a Response holding the body", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const pending = fetch("https://cdn.example.com/app.css");
+  const post = await ws.nextPost("fetch");
+  assert.equal(post.body.whole, 256 * 1024, "fetch takes small complete responses as one frame");
+  const head = {
+    url: "https://cdn.example.com/app.css", status: 200, statusText: "OK", redirected: false,
+    headers: [["content-type", "text/css"], ["age", "3"]], bodyEncoding: "binary", body: null, bodyBytes: 11, cache: { status: "hit", age: 3 },
+  };
+  ws.pushWhole(post.id, head, "body{x:1;} ");
+  const response = await pending;
+  assert.equal(response.status, 200);
+  assert.equal(response.url, "https://cdn.example.com/app.css");
+  assert.equal(response.headers.get("age"), "3");
+  assert.deepEqual(response.bridge.cache, { status: "hit", age: 3 });
+  assert.throws(() => response.headers.set("x", "1"), TypeError, "headers stay immutable");
+  const clone = response.clone();
+  assert.equal(await response.text(), "body{x:1;} ");
+  assert.equal(await clone.text(), "body{x:1;} ");
+  // The post is over: the next fetch gets the next id and nothing is left in flight.
+  const next = fetch("https://cdn.example.com/empty");
+  const second = await ws.nextPost("fetch");
+  ws.pushWhole(second.id, { ...head, url: "https://cdn.example.com/empty", bodyBytes: 0 }, "");
+  const empty = await next;
+  assert.equal((await empty.arrayBuffer()).byteLength, 0);
+});
+
+test("a whole response to a fetch with a signal still fails its unread body on abort", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const controller = new AbortController();
+  const pending = fetch("https://cdn.example.com/a.js", { signal: controller.signal });
+  const post = await ws.nextPost("fetch");
+  ws.pushWhole(post.id, { url: "https://cdn.example.com/a.js", status: 200, statusText: "OK", redirected: false, headers: [],
+    bodyEncoding: "binary", body: null, bodyBytes: 3, cache: { status: "hit", age: 0 } }, "abc");
+  const response = await pending;
+  controller.abort();
+  await assert.rejects(response.text(), (error) => error.name === "AbortError");
+  // And without the abort the same body reads whole.
+  const again = fetch("https://cdn.example.com/b.js", { signal: new AbortController().signal });
+  const second = await ws.nextPost("fetch");
+  ws.pushWhole(second.id, { url: "https://cdn.example.com/b.js", status: 200, statusText: "OK", redirected: false, headers: [],
+    bodyEncoding: "binary", body: null, bodyBytes: 3, cache: { status: "hit", age: 0 } }, "xyz");
+  assert.equal(await (await again).text(), "xyz");
+});
+
+test("a whole-response frame whose head is cut or not JSON is reported, and the fetch waits on", async () => {
+  const env = loadBridge();
+  const errors = [];
+  env.bridge.on("error", (error) => errors.push(error.code));
+  const ws = await env.open();
+  const pending = fetch("https://cdn.example.com/c.js");
+  const post = await ws.nextPost("fetch");
+  const cut = new Uint8Array(16);
+  new DataView(cut.buffer).setUint32(0, 999);
+  ws.onmessage({ data: encodeFrame(post.id, cut, true, 2).buffer });
+  ws.pushWhole(post.id, "not an object", "");
+  assert.deepEqual(errors, ["bad_message", "bad_message"]);
+  ws.pushWhole(post.id, { url: "https://cdn.example.com/c.js", status: 404, statusText: "", redirected: false, headers: [],
+    bodyEncoding: "binary", body: null, bodyBytes: 2, cache: { status: "hit", age: 0 } }, "no");
+  const response = await pending;
+  assert.equal(response.status, 404);
+  assert.equal(await response.text(), "no");
 });

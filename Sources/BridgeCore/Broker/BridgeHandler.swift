@@ -60,6 +60,9 @@ public enum ImmediateReply: Sendable {
     case encodedBody([UInt8])
     /// A failed post.
     case failure(BridgeError)
+    /// The reply as a whole-response binary frame (`BinaryFrameHeader.wholeResponseFrame`), which
+    /// the client asked for: it goes out where the reply would, and is the post's last frame.
+    case wholeResponse(FrameBuffer)
 }
 
 extension ImmediateReply {

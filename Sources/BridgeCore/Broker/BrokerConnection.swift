@@ -202,6 +202,7 @@ public final class BrokerConnection: Sendable {
                 case .body(let body): sink.send(ServerMessage.reply(id: id, body: body), binary: false)
                 case .encodedBody(let body): sink.send(ServerMessage.reply(id: id, encodedBody: body), binary: false)
                 case .failure(let error): sink.send(ServerMessage.reply(id: id, error: error), binary: false)
+                case .wholeResponse(let frame): sink.send(framed: frame, binary: true)
                 }
             } else {
                 state.anonymous[entry.token] = nil

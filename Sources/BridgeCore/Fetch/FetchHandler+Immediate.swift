@@ -13,6 +13,8 @@ extension FetchHandler: ImmediateBridgeHandler {
     /// as binary frames when asked, download progress (only the final count, which the
     /// contract requires: a body from memory has no intermediate state worth an event), then
     /// the same reply. The progress stream, group progress and the cache counters see it too.
+    /// A client that asked for `whole` gets a binary body of at most that size (and of at most
+    /// `binaryChunkBytes`) as one whole-response frame instead: the reply's head and the body.
     public func handleImmediately(_ call: HandlerCall) -> ImmediateReply? {
         // A client that does not read its frames gets its hits from the task, which waits for room.
         guard let cache, call.connection.sink.isWritable else { return nil }
@@ -67,7 +69,8 @@ struct ImmediateHitDelivery {
         let noBody = [204, 304].contains(status) || (100..<200).contains(status)
         let mode = noBody ? ResponseBodyMode.none : (request.responseBody ?? FetchExchange.defaultMode(for: hit.contentType))
         let total = hit.body.count
-        var head = JSONWriter(capacity: 256 + total)
+        // Room for the body only where it goes into the reply's JSON (base64 grows 4/3).
+        var head = JSONWriter(capacity: 512 + (mode == .text || mode == .base64 ? total / 3 * 4 + 16 : 0))
         head.appendRaw("{\"url\":")
         head.append(request.url)
         head.appendRaw(",\"status\":")
@@ -82,7 +85,9 @@ struct ImmediateHitDelivery {
         cacheField.append(hit.age)
         cacheField.appendRaw("}}")
 
-        call.sendEventNow("response", encodedBody: head.bytes + cacheField.bytes)
+        // One frame for the whole response, when the client takes it: the head once, no events.
+        let whole = call.id != nil && mode == .binary && total <= min(request.whole ?? -1, call.configuration.binaryChunkBytes)
+        if !whole { call.sendEventNow("response", encodedBody: head.bytes + cacheField.bytes) }
         trace.response(status: status, cache: .hit, total: total)
         if let group = request.group, let groupToken {
             connection.groups.update(group: group, token: groupToken, loaded: 0, total: total)
@@ -95,7 +100,7 @@ struct ImmediateHitDelivery {
         case .none:
             reply.appendRaw(",\"body\":null,\"bodyBytes\":0")
         case .binary:
-            call.sendBodyNow(hit.body)
+            if !whole { call.sendBodyNow(hit.body) }
             reply.appendRaw(",\"body\":null")
         case .text, .base64:
             // The JSON string of the body, kept with the entry: hits of one entry share it.
@@ -113,7 +118,7 @@ struct ImmediateHitDelivery {
             if let group = request.group, let groupToken {
                 connection.groups.update(group: group, token: groupToken, loaded: total, total: total)
             }
-            if request.progress {
+            if request.progress, !whole {
                 var progress = JSONWriter(capacity: 64)
                 progress.appendRaw("{\"phase\":\"download\",\"loaded\":")
                 progress.append(total)
@@ -126,6 +131,10 @@ struct ImmediateHitDelivery {
         reply.appendRaw(cacheField.bytes)
         trace.finish()
         if let group = request.group, let groupToken { connection.groups.finish(group: group, token: groupToken) }
+        if whole, let id = call.id {
+            return .wholeResponse(
+                BinaryFrameHeader.wholeResponseFrame(id: id, head: reply.bytes, body: hit.body, headroom: connection.sink.frameHeadroom))
+        }
         return .encodedBody(reply.bytes)
     }
 }

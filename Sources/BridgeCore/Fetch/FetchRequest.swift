@@ -89,6 +89,9 @@ public struct FetchRequest: Sendable {
     public var exposeSetCookie: Bool
     /// The flow-control window for a binary response body, in bytes; nil sends it as fast as it comes.
     public var window: Int?
+    /// The largest body the client takes in one whole-response frame (head and body in one binary
+    /// frame instead of the `response` event, body frames and reply); nil: never (*addition*).
+    public var whole: Int?
 
     /// A request body as the client gave it.
     public enum Body: Sendable, Equatable {
@@ -187,6 +190,10 @@ public struct FetchRequest: Sendable {
         if let bytes = try FetchRequest.integer(object, "window") {
             guard (1...(1 << 40)).contains(bytes) else { throw BridgeError(.badRequest, "\"window\" must be 1 to 2^40 bytes") }
             window = bytes
+        }
+        if let bytes = try FetchRequest.integer(object, "whole") {
+            guard (0...(1 << 40)).contains(bytes) else { throw BridgeError(.badRequest, "\"whole\" must be 0 to 2^40 bytes") }
+            whole = bytes
         }
     }
 

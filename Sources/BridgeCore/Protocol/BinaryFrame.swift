@@ -5,10 +5,15 @@
 public struct BinaryFrameHeader: Sendable, Equatable {
     /// The header's size in bytes.
     public static let size = 10
-    /// The only kind in protocol v1: a chunk of a body.
+    /// A chunk of a body: the kind of every frame a client sends, and of the broker's body frames.
     public static let bodyChunk: UInt8 = 0x01
     /// The flag marking the last chunk of a body.
     public static let endFlag: UInt8 = 0x01
+    /// A whole response, broker to client only (*addition*): the reply's head and the whole body
+    /// in one frame, for a post that asked for it with `whole` (docs/PROTOCOL.md).
+    public static let wholeResponse: UInt8 = 0x02
+    /// The size of the head length that follows the header in a whole-response frame.
+    public static let wholeHeadLengthSize = 4
 
     /// The post the chunk belongs to.
     public var id: Int
@@ -56,8 +61,8 @@ public struct BinaryFrameHeader: Sendable, Equatable {
     }
 
     /// Calls `body` with the header's 10 bytes in order: the layout, in one place.
-    func forEachByte(_ body: (UInt8) -> Void) {
-        body(BinaryFrameHeader.bodyChunk)
+    func forEachByte(kind: UInt8 = BinaryFrameHeader.bodyChunk, _ body: (UInt8) -> Void) {
+        body(kind)
         body(isEnd ? BinaryFrameHeader.endFlag : 0)
         let value = UInt64(id)
         for shift in stride(from: 56, through: 0, by: -8) { body(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
@@ -72,11 +77,24 @@ public struct BinaryFrameHeader: Sendable, Equatable {
         return bytes
     }
 
+    /// A whole-response frame for post `id` built after `headroom` free bytes: the header (kind
+    /// `wholeResponse`, END set), the head's length as a 32-bit big-endian integer, the head (the
+    /// reply body as JSON), then the body. The body is copied once, into the frame.
+    public static func wholeResponseFrame(id: Int, head: [UInt8], body: [UInt8], headroom: Int) -> FrameBuffer {
+        let framed = FrameBuffer(headroom: headroom, capacity: size + wholeHeadLengthSize + head.count + body.count)
+        BinaryFrameHeader(id: id, isEnd: true).forEachByte(kind: wholeResponse) { framed.append($0) }
+        let length = UInt32(head.count)
+        for shift in stride(from: 24, through: 0, by: -8) { framed.append(UInt8(truncatingIfNeeded: length >> UInt32(shift))) }
+        framed.append(contentsOf: head)
+        framed.append(contentsOf: body)
+        return framed
+    }
+
     /// A whole frame built after `headroom` free bytes, so a transport that writes its own
     /// header in front (`ConnectionSink.frameHeadroom`) sends it without copying the payload.
     public func frame<Payload: Collection>(payload: Payload, headroom: Int) -> FrameBuffer where Payload.Element == UInt8 {
         let framed = FrameBuffer(headroom: headroom, capacity: BinaryFrameHeader.size + payload.count)
-        forEachByte(framed.append)
+        forEachByte { framed.append($0) }
         framed.append(contentsOf: payload)
         return framed
     }

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""What one page load cost the page's main thread, from a Chrome trace (DevTools `Tracing`).
+
+    python3 scripts/pageload_trace.py TRACE.json [--from MS] [--to MS]   # a saved trace, in detail
+
+`bench_pageload.py --trace DIR` records one trace per counted load (and saves them in DIR) and
+uses `summarize` for its table; run this on a saved trace to see the page's main thread task by
+task. Times are ms after the page's navigation started, as the page's own `performance.now()`.
+
+What is counted, on the main thread of the renderer that committed the page:
+- messages: WebSocket messages received (`WebSocketReceive`);
+- busy: the time inside top-level tasks (`RunTask`) between the page's first `fetch()` call and
+  its last body read, and the same from the WebSocket's handshake to the hello;
+- hello after open: from the handshake answered (`WebSocketReceiveHandshakeResponse`) to the
+  first message received.
+"""
+import argparse
+import collections
+import json
+import sys
+
+CATEGORIES = ("devtools.timeline", "disabled-by-default-devtools.timeline", "v8", "loading", "blink.user_timing",
+              "toplevel", "netlog", "disabled-by-default-network")
+
+
+def page_thread(events, page_url):
+    """(pid, tid, navigation start in µs) of the renderer main thread that committed `page_url`."""
+    commit = None
+    for event in events:
+        data = event.get("args", {}).get("data") or {}
+        if event.get("name") == "CommitLoad" and data.get("url") == page_url and data.get("isMainFrame", True):
+            commit = event
+    if commit is None:
+        raise RuntimeError(f"no CommitLoad of {page_url} in the trace")
+    pid, tid = commit["pid"], commit["tid"]
+    starts = [event["ts"] for event in events
+              if event.get("name") == "navigationStart" and event["pid"] == pid
+              and (event.get("args", {}).get("data") or {}).get("documentLoaderURL") == page_url]
+    if not starts:
+        raise RuntimeError(f"no navigationStart of {page_url} in the trace")
+    return pid, tid, starts[-1]
+
+
+def tasks(events, pid, tid):
+    """The main thread's top-level tasks as (start µs, end µs), in order."""
+    spans = sorted((event["ts"], event["ts"] + event.get("dur", 0)) for event in events
+                   if event["pid"] == pid and event["tid"] == tid and event.get("ph") == "X" and event.get("name") == "RunTask")
+    merged = []
+    for start, end in spans:  # Nested RunTasks (a nested loop) count once.
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def busy(spans, start, end):
+    return sum(max(0, min(e, end) - max(s, start)) for s, e in spans) / 1000
+
+
+def summarize(events, page_url, start_ms, load_ms):
+    """The figures of one load: `start_ms`/`load_ms` are the page's own (first fetch, last body)."""
+    pid, tid, origin = page_thread(events, page_url)
+    spans = tasks(events, pid, tid)
+    at = lambda ms: origin + ms * 1000  # noqa: E731
+    ms = lambda ts: (ts - origin) / 1000  # noqa: E731
+    messages = sorted(event["ts"] for event in events
+                      if event["pid"] == pid and event["tid"] == tid and event.get("name") == "WebSocketReceive"
+                      and at(0) <= event["ts"] <= at(load_ms))
+    opened = [event["ts"] for event in events if event.get("name") == "WebSocketReceiveHandshakeResponse" and event["pid"] == pid]
+    result = {
+        "messages": len(messages),
+        "busy": busy(spans, at(start_ms), at(load_ms)),
+    }
+    if opened and messages:
+        result["open"] = ms(opened[0])
+        result["hello"] = ms(messages[0])
+        result["hello after open"] = ms(messages[0]) - ms(opened[0])
+        result["busy open to hello"] = busy(spans, opened[0], messages[0])
+        result["busy first to last message"] = busy(spans, messages[0], messages[-1] + 1)
+    return result
+
+
+def detail(events, page_url, begin_ms, end_ms):
+    """Prints the main thread's tasks in [begin_ms, end_ms] with what ran in each."""
+    pid, tid, origin = page_thread(events, page_url)
+    ms = lambda ts: (ts - origin) / 1000  # noqa: E731
+    mine = sorted((event for event in events if event["pid"] == pid and event["tid"] == tid and event.get("ph") == "X"),
+                  key=lambda event: (event["ts"], -event.get("dur", 0)))
+    totals = collections.Counter()
+    for event in mine:
+        if not begin_ms <= ms(event["ts"]) <= end_ms:
+            continue
+        duration = event.get("dur", 0) / 1000
+        if event["name"] == "RunTask":
+            print(f"{ms(event['ts']):8.2f} {duration:6.2f} ms task")
+        elif duration >= 0.05:
+            data = event.get("args", {}).get("data") or {}
+            what = data.get("type") or data.get("functionName") or data.get("url") or ""
+            print(f"{ms(event['ts']):8.2f} {duration:6.2f}    {event['name']} {what}"[:160])
+            totals[event["name"]] += duration
+    print("\ntotal by event (nested events counted in each):")
+    for name, total in totals.most_common(20):
+        print(f"  {total:7.2f} ms {name}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("trace")
+    parser.add_argument("--page", help="the page's URL (default: the pageload page in the trace)")
+    parser.add_argument("--from", dest="begin", type=float, default=0)
+    parser.add_argument("--to", dest="end", type=float, default=1e9)
+    args = parser.parse_args()
+    with open(args.trace) as file:
+        saved = json.load(file)
+    events = saved["traceEvents"] if isinstance(saved, dict) else saved
+    page = args.page or (saved.get("page") if isinstance(saved, dict) else None)
+    if not page:
+        sys.exit("--page is needed for a trace bench_pageload.py did not save")
+    detail(events, page, args.begin, args.end)
+
+
+if __name__ == "__main__":
+    main()
