@@ -150,6 +150,42 @@
     const again = await fetch(url);
     return [again.status, again.statusText, await again.text()];
   });
+  // A fresh hit comes through the shim as one whole-response frame (docs/PROTOCOL.md): the same
+  // Response in every way a page can look at it.
+  add("a response served from the cache, read every way", async () => {
+    const url = raw("HTTP/1.1 200 OK", ["Content-Type: application/json", "X-Kept: 1", "Vary: Accept"], '{"hit":true}',
+      { cache: "max-age=600", tag: "whole-hit" });
+    await (await fetch(url)).text();
+    const hits = [];
+    for (const read of ["text", "json", "arrayBuffer", "blob", "bytes", "stream", "clone"]) {
+      const r = await fetch(url);
+      const shape = Object.assign(described(r), { headers: headerList(r.headers).filter(([name]) => name !== "age") });
+      if (read === "stream") {
+        const reader = r.body.getReader();
+        let bytes = [];
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) bytes = bytes.concat(Array.from(chunk.value));
+        shape.read = [bytes.length, fnv32(bytes), r.bodyUsed];
+      } else if (read === "clone") {
+        const copy = r.clone();
+        shape.read = [await r.text(), await copy.text(), copy.url === r.url, copy.headers.get("x-kept")];
+      } else {
+        const value = await r[read]();
+        shape.read = read === "json" ? value : read === "text" ? value : [value.constructor.name, value.size || value.byteLength];
+      }
+      shape.again = await outcome(r.text());
+      hits.push(shape);
+    }
+    return hits;
+  });
+  add("abort after a response from the cache arrived, before reading it", async () => {
+    const url = raw("HTTP/1.1 200 OK", ["Content-Type: text/plain"], "stored", { cache: "max-age=600", tag: "whole-abort" });
+    await (await fetch(url)).text();
+    const controller = new AbortController();
+    const r = await fetch(url, { signal: controller.signal });
+    controller.abort();
+    const kept = await fetch(url, { signal: new AbortController().signal });
+    return [await outcome(r.text()), await kept.text()];
+  });
   add("a 304 revalidation keeps the cached response's reason phrase", async () => {
     const url = raw("HTTP/1.1 200 Fine By Me", ["Content-Type: text/plain", 'ETag: "r1"'], "cached",
       { cache: "no-cache", tag: "reason-304", notModified: 'HTTP/1.1 304 Still The Same' + CRLF + 'ETag: "r1"' + CRLF + "Connection: close" + CRLF });
