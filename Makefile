@@ -98,7 +98,7 @@ bench-webkit: test-deps bridge-js/bridge.js
 bench-webkit-binary: test-deps
 	mkdir -p .build
 	swiftc -O -I Sources/CWebKitGTK $$(pkg-config --cflags webkitgtk-6.0 | sed 's/-I/-Xcc -I/g; s/-mfpmath=sse//; s/-msse2//; s/-msse//; s/-pthread//') \
-		scripts/webkit-binary/main.swift -o .build/webkit-binary
+		scripts/webkit-binary/main.swift -lsoup-3.0 -o .build/webkit-binary
 	xvfb-run -a .build/webkit-binary
 
 ## The shim's size and its load-to-evaluated time in headless Chromium, against other builds (ARGS='--rev REV').

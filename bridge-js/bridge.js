@@ -43,14 +43,20 @@ abort(reason){this.client.cancel(this,reason);}
 resolve(value){if(this.settle())this.resolvePromise(value);}
 reject(error){if(this.settle())this.rejectPromise(error);}
 settle(){if(this.settled)return false;this.state="settled";clearTimeout(this.queueTimer);if(this.detachSignal)this.detachSignal();return true;}}function envelopeText(exchange){let text=`{"type":"post","name":${JSON.stringify(exchange.spec.name)}`;if(exchange.expectsReply)text+=`,"id":${exchange.id}`;if(exchange.bodyJson!==undefined)text+=`,"body":${exchange.bodyJson}`;return`${text}}`;}
-class WebKitTransport{constructor(handler,sink){this.kind="webkit";this.handler=handler;this.sink=sink;this.closed=false;global.__bridgeBrokerReceive=(frame)=>this.receive(frame);global.__bridgeBrokerClose=(code,reason)=>this.finish(code,reason);}
-start(){this.handler.postMessage(JSON.stringify({type:"open",protocol:SUBPROTOCOL}));}
-receive(frame){if(this.closed)return false;if(typeof frame==="string"){if(frame.startsWith(WEBKIT_BINARY_PREFIX))this.sink.onBinary(base64ToBytes(frame.slice(WEBKIT_BINARY_PREFIX.length)));else this.sink.onText(frame);}else if(isBufferSource(frame)){this.sink.onBinary(frame);}else if(frame&&typeof frame==="object"){this.sink.onEnvelope(frame);}
+const fromBase64=typeof Uint8Array.fromBase64==="function"?(text)=>Uint8Array.fromBase64(text):base64ToBytes;class WebKitTransport{constructor(handler,sink){this.kind="webkit";this.handler=handler;this.sink=sink;this.closed=false;this.prefix=null;global.__bridgeBrokerReceive=(frame)=>this.receive(frame);global.__bridgeBrokerClose=(code,reason)=>this.finish(code,reason);}
+start(){const location=global.location;this.ask(JSON.stringify({type:"open",protocol:SUBPROTOCOL,top:global.top===global,origin:location?String(location.origin):null,}));}
+ask(message){let answer;try{answer=this.handler.postMessage(message);}catch(error){return this.finish(1006,String((error&&error.message)||error));}
+if(answer&&typeof answer.then==="function"){answer.then((value)=>this.answered(value),(error)=>this.prefix!==null&&this.finish(1006,String((error&&error.message)||error)),);}}
+answered(value){if(this.closed||!value||typeof value!=="object")return;if(this.prefix===null){if(typeof value.session!=="number")return;this.prefix=`${value.session}:`;if(typeof global.addEventListener==="function")global.addEventListener("pagehide",()=>this.leave(),{once:true});}
+const frames=value.frames||[];for(let i=0;i<frames.length&&!this.closed;i++)this.receive(frames[i]);if(value.close)return this.finish(value.close.code,value.close.reason);if(!this.closed)this.ask(this.prefix+"pull");}
+receive(frame){if(this.closed)return false;if(typeof frame==="string"){if(frame.startsWith(WEBKIT_BINARY_PREFIX))this.sink.onBinary(fromBase64(frame.slice(WEBKIT_BINARY_PREFIX.length)));else this.sink.onText(frame);}else if(isBufferSource(frame)){this.sink.onBinary(frame);}else if(frame&&typeof frame==="object"){this.sink.onEnvelope(frame);}
 return true;}
-sendText(text){this.handler.postMessage(text);}
-sendBinary(bytes){this.handler.postMessage(WEBKIT_BINARY_PREFIX+bytesToBase64(bytes));}
+post(message){this.handler.postMessage(this.prefix===null?message:this.prefix+message);}
+sendText(text){this.post(text);}
+sendBinary(bytes){this.post(WEBKIT_BINARY_PREFIX+bytesToBase64(bytes));}
 drain(){return Promise.resolve();}
-close(){this.closed=true;}
+leave(){if(this.closed||this.prefix===null)return;this.post("close");this.finish(1001,"the page is going away");}
+close(){if(!this.closed&&this.prefix!==null)this.post("close");this.closed=true;}
 finish(code,reason){if(this.closed)return;this.closed=true;this.sink.onClose({code:code||1006,reason:reason||""});}}
 class WebSocketTransport{constructor(url,sink){this.kind="websocket";this.url=url;this.sink=sink;this.closed=false;const socket=new global.WebSocket(url,[SUBPROTOCOL]);socket.binaryType="arraybuffer";socket.onopen=()=>{if(!this.closed)sink.onOpen();};socket.onmessage=(event)=>{if(typeof event.data==="string")sink.onText(event.data);else sink.onBinary(event.data);};socket.onerror=()=>{};socket.onclose=(event)=>this.finish(event.code,event.reason);this.socket=socket;}
 start(){}

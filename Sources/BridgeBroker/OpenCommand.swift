@@ -29,6 +29,10 @@ struct OpenCommand: AsyncParsableCommand {
     var allowOrigins: [String] = []
     @Flag(name: .customLong("no-shim"), help: "Inject no shim: plain WebKit (a page may still include the shim and use the WebSocket).")
     var noShim = false
+    @Option(name: .customLong("inject-into"), help: "Inject the shim only into frames whose document matches this WebKit URL pattern (http://host/*; repeatable; default: every frame).")
+    var injectInto: [String] = []
+    @Option(name: .customLong("never-inject-into"), help: "Never inject the shim into frames whose document matches this WebKit URL pattern (repeatable).")
+    var neverInjectInto: [String] = []
     @Option(name: .customLong("webkit-data-dir"), help: "Keep WebKit's own data and HTTP cache in this directory (default: an ephemeral session, in memory).")
     var webKitDataDirectory: String?
     @Option(name: .customLong("warm-with"), help: "First load this page in a hidden view sharing the window's network session (WebKit's own cache), and wait for its resources.")

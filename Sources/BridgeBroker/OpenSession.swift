@@ -38,6 +38,8 @@ final class OpenSession: @unchecked Sendable {
         var configuration = BridgeWebViewConfiguration(shimSource: shim)
         configuration.loadStoredDocuments = !command.noStoredDocument
         configuration.injectShim = !command.noShim
+        configuration.injectInto = command.injectInto
+        configuration.neverInjectInto = command.neverInjectInto
         var session: OpaquePointer?
         if let directory = command.webKitDataDirectory {
             session = webkit_network_session_new(directory + "/data", directory + "/cache")
@@ -188,6 +190,8 @@ final class OpenSession: @unchecked Sendable {
             line["loadEventMs"] = loadMs.map(JSONValue.double) ?? .null
             line["lastBridgedResponseMs"] = lastMs.map(JSONValue.double) ?? .null
             line["bridged"] = .integer(replies.count)
+            line["deliveries"] = .integer(view.pageDeliveries)
+            line["frameConnections"] = .integer(view.frameConnections.count)
             line["originRequests"] = .integer(brokerRequests + webKitRequests)
             line["brokerOriginRequests"] = .integer(brokerRequests)
             line["webKitRequests"] = .integer(webKitRequests)

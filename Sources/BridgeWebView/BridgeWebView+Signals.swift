@@ -11,12 +11,17 @@ extension BridgeWebView {
         if settings["transport"] == nil { settings.members.append((key: "transport", value: "webkit")) }
         // The shim reads its settings from BridgeBrokerConfig; a page's own settings win.
         let prelude = "window.BridgeBrokerConfig=Object.assign(\(JSONValue.object(settings).jsonString),window.BridgeBrokerConfig||{});\n"
-        let source = prelude + configuration.shimSource
+        // Traced, the page also gets the time its shim took to run (window.__bridgeShimMs).
+        let source = Self.tracing
+            ? "window.__bridgeShimStart=performance.now();" + prelude + configuration.shimSource
+                + "\n;window.__bridgeShimMs=performance.now()-window.__bridgeShimStart;\n"
+            : prelude + configuration.shimSource
         let allow = CStringList(configuration.injectInto)
         let block = CStringList(configuration.neverInjectInto)
-        // evaluate_javascript reaches the top frame only, so that is where the transport can run.
+        // Every frame the patterns allow: each frame's shim gets its own connection, and the
+        // frames for it come back in the replies to its own messages.
         let script = webkit_user_script_new(
-            source, WEBKIT_USER_CONTENT_INJECT_TOP_FRAME, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START, allow.pointer, block.pointer)
+            source, WEBKIT_USER_CONTENT_INJECT_ALL_FRAMES, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START, allow.pointer, block.pointer)
         webkit_user_content_manager_add_script(manager, script)
         webkit_user_script_unref(script)
     }
@@ -30,15 +35,15 @@ extension BridgeWebView {
         webkit_user_content_manager_register_script_message_handler_with_reply(manager, "bridge", nil)
         let onBridge: @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?) -> gboolean = { _, value, reply, data in
             let view = Unmanaged<BridgeWebView>.fromOpaque(data!).takeUnretainedValue()
-            let json = jsc_value_to_string(OpaquePointer(value))
-            let context = jsc_value_get_context(OpaquePointer(value))
-            let null = jsc_value_new_null(context)
-            webkit_script_message_reply_return_value(OpaquePointer(reply), null)
-            g_object_unref(UnsafeMutableRawPointer(null))
-            if let json {
-                view.receiveFromPage(String(cString: json))
-                g_free(json)
+            guard let value = OpaquePointer(value), let reply = OpaquePointer(reply) else { return 1 }
+            let context = jsc_value_get_context(value)!
+            guard jsc_value_is_string(value) != 0, let text = jsc_value_to_string(value) else {
+                BridgeWebView.answer(reply, context, json: #"{"close":{"code":1003,"reason":"the bridge handler takes strings"}}"#)
+                return 1
             }
+            let message = String(cString: text)
+            g_free(text)
+            view.receiveFromPage(message, reply: reply, context: context)
             return 1
         }
         bridge_signal_connect(UnsafeMutableRawPointer(manager), "script-message-with-reply-received::bridge", unsafeBitCast(onBridge, to: GCallback.self), me)

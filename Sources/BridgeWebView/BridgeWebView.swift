@@ -5,11 +5,12 @@ import Foundation
 /// A WebKit web view whose pages talk to an in-process `Broker` through WebKit's script message
 /// handlers: the WKWebView transport of docs/PROTOCOL.md on WebKit itself, with no WebSocket.
 ///
-/// The user content manager injects the shim at document start in the top frame of every
-/// document the configuration allows, and registers a script message handler with reply named
-/// `bridge`: the shim finds it and sends its envelopes through it, and the view feeds them to a
-/// `BrokerConnection` marked as a page connection. Frames for the page go back through
-/// `evaluate_javascript` (`PageSink`). Every other handler name (`nativeHandlers`) is a script
+/// The user content manager injects the shim at document start in every frame whose document the
+/// configuration allows, and registers a script message handler with reply named `bridge`: each
+/// frame's shim finds it and sends its envelopes through it, and the view feeds them to a
+/// `BrokerConnection` of that frame, marked as a page connection. Frames for the top frame go back
+/// through `evaluate_javascript`, for any other frame in the replies to its shim's waiting message
+/// (`PageSink`). Every other handler name (`nativeHandlers`) is a script
 /// message handler with reply as well, so `window.webkit.messageHandlers.NAME.postMessage(body)`
 /// returns a Promise answered by the broker's handler of that name, as in WKWebView.
 ///
@@ -24,7 +25,10 @@ public final class BridgeWebView: @unchecked Sendable {
     public let webView: UnsafeMutablePointer<WebKitWebView>
     let manager: OpaquePointer
     let host: HostConnection
-    private var page: (connection: BrokerConnection, sink: PageSink)?
+    /// The connections of the frames whose shim said `open`, by connection number.
+    private var pages: [Int: (connection: BrokerConnection, sink: PageSink)] = [:]
+    /// The top frame's connection number.
+    private var topSession: Int?
     private var sessions = 0
     private var retained: Unmanaged<BridgeWebView>?
     var nativeTargets: [NativeHandlerTarget] = []
@@ -46,7 +50,7 @@ public final class BridgeWebView: @unchecked Sendable {
     public var onResourceLoad: ((String) -> Void)?
     /// Called on the main thread when a load fails, with WebKit's message.
     public var onLoadFailed: ((String) -> Void)?
-    /// Called on the main thread when a page opened its bridge connection.
+    /// Called on the main thread when the top frame's page opened its bridge connection.
     public var onPageConnection: ((BrokerConnection) -> Void)?
 
     /// Makes a web view in `session` (a new ephemeral network session when nil) whose pages talk
@@ -168,7 +172,7 @@ public final class BridgeWebView: @unchecked Sendable {
         }
     }
 
-    /// Ends the page's bridge connection and releases the view. Main thread only.
+    /// Ends the pages' bridge connections and releases the view. Main thread only.
     public func close() {
         MainLoop.assertMain()
         resetPage(code: nil, reason: "")
@@ -183,24 +187,34 @@ public final class BridgeWebView: @unchecked Sendable {
         retained = nil
     }
 
-    /// Ends the page's bridge connection from the host's side: its posts in flight are
-    /// cancelled, and the page (told through `__bridgeBrokerClose` when `code` is given) fails
-    /// its own with `network` and opens a new one.
+    /// Ends the bridge connections of every frame from the host's side: their posts in flight
+    /// are cancelled, and each page (told so in the answer to its waiting message when `code` is
+    /// given) fails its own with `network` and opens a new one.
     public func resetPage(code: UInt16? = 1012, reason: String = "the host reset the bridge") {
         MainLoop.assertMain()
-        guard let current = page else { return }
-        page = nil
-        if let code { current.sink.close(code: code, reason: reason) } else { current.sink.markClosed() }
-        current.connection.closed()
+        let current = pages
+        pages = [:]
+        topSession = nil
+        for (_, page) in current.sorted(by: { $0.key < $1.key }) {
+            if let code { page.sink.close(code: code, reason: reason) } else { page.sink.markClosed() }
+            page.connection.closed()
+        }
     }
 
-    /// Replies the current page's connection received, and when the last one was sent.
+    /// Replies the pages' connections received (every frame's), and when the last one was sent.
     public var pageReplies: (count: Int, last: ContinuousClock.Instant?) {
-        page?.sink.replyStats ?? (0, nil)
+        let stats = pages.values.map(\.sink.replyStats)
+        return (stats.reduce(0) { $0 + $1.count }, stats.compactMap(\.last).max())
     }
 
-    /// The current page's connection, if its shim opened one.
-    public var pageConnection: BrokerConnection? { page?.connection }
+    /// Scripts and script message replies that carried frames to the pages, over every frame's connection.
+    public var pageDeliveries: Int { pages.values.reduce(0) { $0 + $1.sink.deliveries } }
+
+    /// The top frame's connection, if its shim opened one.
+    public var pageConnection: BrokerConnection? { topSession.flatMap { pages[$0]?.connection } }
+
+    /// The connections of every frame whose shim opened one (the top frame's included).
+    public var frameConnections: [BrokerConnection] { pages.keys.sorted().compactMap { pages[$0]?.connection } }
 
     static func isHTML(_ headers: JSONValue?) -> Bool {
         for pair in headers?.arrayValue ?? [] {
@@ -213,44 +227,82 @@ public final class BridgeWebView: @unchecked Sendable {
 
     // MARK: - Page connection (main thread)
 
-    /// The page's shim sent `open`: a new connection replaces the one before (a reload, or the
-    /// shim reconnecting), whose posts in flight are cancelled.
-    func openPage() {
-        resetPage(code: nil, reason: "")
-        sessions += 1
-        // The sink calls back on the main thread (its flush runs there); the cycle through the
-        // closure ends when the page's connection is reset.
-        let sink = PageSink(session: sessions, highWater: configuration.highWater) { script, done in
-            self.evaluateFrames(script, done: done)
+    /// A frame's shim sent `open` (`{"type":"open", "top": Bool, "origin": String}`): a new
+    /// connection for it. The top frame's is answered with null and gets its frames through
+    /// `evaluate_javascript` (the faster way, docs/BENCHMARKS.md), with the view's origin; any other
+    /// frame's is answered with its number and the broker's hello, and gets its frames in replies,
+    /// with the origin its shim read from its own document.
+    func openPage(_ message: String, reply: OpaquePointer, context: OpaquePointer) {
+        let open = try? JSONParser.parse(message)
+        let top = open?["top"]?.boolValue ?? true
+        if top, let previous = topSession, let page = pages.removeValue(forKey: previous) {
+            // The top frame's shim reconnecting: its old connection ends (posts in flight cancelled).
+            page.sink.markClosed()
+            page.connection.closed()
         }
-        let origin = uri.flatMap(Self.origin(of:))
+        sessions += 1
+        let delivery: PageSink.Delivery = top ? .evaluate({ script, done in self.evaluateFrames(script, done: done) }) : .replies
+        let sink = PageSink(session: sessions, highWater: configuration.highWater, delivery: delivery)
+        let claimed = open?["origin"]?.stringValue.flatMap(Self.origin(of:))
+        let origin = top ? uri.flatMap(Self.origin(of:)) : claimed
         // A page connection even without an http(s) origin: its identity headers are the broker's
         // and the cookie jar stays hidden from it (docs/PROTOCOL.md, "Identity and cookies").
-        let connection = broker.connect(sink: sink, info: ConnectionInfo(origin: origin, peer: "webkit page", isPage: true))
-        page = (connection, sink)
-        onPageConnection?(connection)
+        let connection = broker.connect(sink: sink, info: ConnectionInfo(origin: origin, peer: top ? "webkit page" : "webkit frame", isPage: true))
+        pages[sessions] = (connection, sink)
+        if top { Self.answer(reply, context, json: "null") } else { sink.hold(reply: reply, context: context) }
+        if top {
+            topSession = sessions
+            onPageConnection?(connection)
+        }
     }
 
-    func receiveFromPage(_ message: String) {
+    /// A message from a frame's shim through `bridge`: `open`; from the top frame a frame (an
+    /// envelope's JSON text, or `"b64:"` and a binary frame); from another frame `N:` (its
+    /// connection) and `pull`, `close` or a frame. A subframe's `open` and `pull` are answered when
+    /// frames are queued, the others at once with null.
+    func receiveFromPage(_ message: String, reply: OpaquePointer, context: OpaquePointer) {
         Self.trace("page -> host: \(message.prefix(120))")
         if message.hasPrefix("{\"type\":\"open\"") {
-            return openPage()
+            return openPage(message, reply: reply, context: context)
         }
-        guard let connection = page?.connection else { return }
-        if message.hasPrefix("b64:") {
-            guard let frame = Data(base64Encoded: String(message.dropFirst(4))) else {
-                let failure = BridgeError(.badMessage, "a \"b64:\" frame that is not base64")
-                page?.sink.send(ServerMessage.error(failure), binary: false)
-                return
-            }
-            connection.receive(binary: [UInt8](frame))
-        } else {
-            connection.receive(text: Array(message.utf8))
+        if message.hasPrefix("{") || message.hasPrefix("b64:") {
+            guard let session = topSession, let page = pages[session] else { return Self.answer(reply, context, json: "null") }
+            receiveFrame(Substring(message), on: page)
+            return Self.answer(reply, context, json: "null")
         }
+        guard let colon = message.firstIndex(of: ":"), let session = Int(message[..<colon]) else {
+            return Self.answer(reply, context, json: #"{"close":{"code":1002,"reason":"a message without its connection number"}}"#)
+        }
+        let rest = message[message.index(after: colon)...]
+        guard let page = pages[session] else {
+            // A connection that ended (a navigation, a reset): the page opens a new one.
+            return Self.answer(reply, context, json: #"{"close":{"code":1001,"reason":"the connection ended"}}"#)
+        }
+        switch rest {
+        case "pull":
+            return page.sink.hold(reply: reply, context: context)
+        case "close":
+            pages[session] = nil
+            if topSession == session { topSession = nil }
+            page.sink.markClosed()
+            page.connection.closed()
+        default:
+            receiveFrame(rest, on: page)
+        }
+        Self.answer(reply, context, json: "null")
+    }
+
+    private func receiveFrame(_ frame: Substring, on page: (connection: BrokerConnection, sink: PageSink)) {
+        guard frame.hasPrefix("b64:") else { return page.connection.receive(text: Array(frame.utf8)) }
+        guard let bytes = Data(base64Encoded: String(frame.dropFirst(4))) else {
+            let failure = BridgeError(.badMessage, "a \"b64:\" frame that is not base64")
+            return page.sink.send(ServerMessage.error(failure), binary: false)
+        }
+        page.connection.receive(binary: [UInt8](bytes))
     }
 
     private func evaluateFrames(_ script: String, done: @escaping @Sendable () -> Void) {
-        Self.trace("host -> page: \(script.count) characters: \(script.prefix(160))")
+        Self.trace("host -> page: \(script.utf8.count) bytes of script")
         let box = Unmanaged.passRetained(Completion { _ in done() })
         webkit_web_view_evaluate_javascript(webView, script, -1, nil, nil, nil, { source, result, data in
             let completion = Unmanaged<Completion>.fromOpaque(data!).takeRetainedValue()
@@ -266,12 +318,19 @@ public final class BridgeWebView: @unchecked Sendable {
         }, box.toOpaque())
     }
 
+    static func answer(_ reply: OpaquePointer, _ context: OpaquePointer, json: String) {
+        let value = jsc_value_new_from_json(context, json)
+        webkit_script_message_reply_return_value(reply, value)
+        if let value { g_object_unref(UnsafeMutableRawPointer(value)) }
+    }
+
     /// With `BRIDGE_WEBVIEW_TRACE=1` in the environment, the transport's traffic goes to stderr.
     static let tracing = ProcessInfo.processInfo.environment["BRIDGE_WEBVIEW_TRACE"] == "1"
 
     static func trace(_ line: @autoclosure () -> String) {
         guard tracing else { return }
-        FileHandle.standardError.write(Data(("bridge-webview: " + line() + "\n").utf8))
+        let now = Date().timeIntervalSince1970 * 1000
+        FileHandle.standardError.write(Data(("bridge-webview: \(String(format: "%.1f", now)) " + line() + "\n").utf8))
     }
 
     static func origin(of uri: String) -> String? {

@@ -70,7 +70,8 @@ test("with a real bridge handler, envelopes travel through WKWebView instead of 
   await tick();
   assert.equal(env.sockets.length, 0, "no WebSocket inside WKWebView");
   assert.equal(window.webkit, host.webkit, "the real handlers are not replaced");
-  assert.deepEqual(host.texts(), [{ type: "open", protocol: "bridge.v1" }]);
+  // top and origin let a host serving several frames tell them apart (node has no window.top).
+  assert.deepEqual(host.texts(), [{ type: "open", protocol: "bridge.v1", top: false, origin: new URL(window.location.href).origin }]);
 
   const early = env.bridge.post("share", { n: 1 });
   host.receive(JSON.stringify(HELLO));
@@ -139,4 +140,68 @@ test("WKWebView transport: __bridgeBrokerClose fails posts in flight and the shi
   assert.equal(post.id, 2);
   host.receive({ type: "reply", id: 2, ok: true, body: "ok" });
   assert.equal(await again, "ok");
+});
+
+/** A host in the reply mode (BridgeWebView): open and pull wait for frames, which come in their replies. */
+function replyingHost(session) {
+  const sent = [];
+  const waiting = [];
+  const webkit = {
+    messageHandlers: {
+      bridge: {
+        postMessage(message) {
+          sent.push(message);
+          if (message.startsWith("{")) return new Promise((resolve) => waiting.push((answer) => resolve(Object.assign({ session }, answer))));
+          if (message === `${session}:pull`) return new Promise((resolve) => waiting.push(resolve));
+          return Promise.resolve(null);
+        },
+      },
+    },
+  };
+  const prefix = `${session}:`;
+  return {
+    webkit,
+    sent,
+    texts: () => sent.filter((message) => message.startsWith(prefix) && message[prefix.length] === "{").map((message) => JSON.parse(message.slice(prefix.length))),
+    answer: async (answer) => {
+      await waitFor(() => waiting.length > 0, "a message waiting for frames");
+      waiting.shift()(answer);
+    },
+    waitingCount: () => waiting.length,
+  };
+}
+
+test("WKWebView transport, reply mode: frames come in the answers to open and pull; messages carry the connection number", async () => {
+  const host = replyingHost(7);
+  const env = loadBridge({ webkit: host.webkit });
+  await tick();
+  assert.equal(JSON.parse(host.sent[0]).type, "open");
+  assert.equal(globalThis.__bridgeBrokerReceive !== undefined, true);
+  await host.answer({ frames: [JSON.stringify(HELLO)] });
+  assert.deepEqual(await env.bridge.ready, HELLO);
+  await waitFor(() => host.sent.includes("7:pull"), "the pull after the first answer");
+  const identity = await waitFor(() => host.texts().find((message) => message.name === "page.identity"), "page.identity");
+
+  const pending = fetch("http://127.0.0.1:8787/bytes");
+  const post = await waitFor(() => host.texts().find((message) => message.name === "fetch"), "the fetch post, prefixed 7:");
+  const head = { status: 200, statusText: "OK", headers: [["content-type", "application/octet-stream"]], url: "http://127.0.0.1:8787/bytes" };
+  const bytes = Uint8Array.from({ length: 300 }, (_, i) => (i * 31 + 7) & 0xff);
+  const frame = encodeFrame(post.id, bytes, true);
+  await host.answer({
+    frames: [
+      JSON.stringify({ type: "reply", id: identity.id, ok: true, body: {} }),
+      JSON.stringify({ type: "event", id: post.id, name: "response", body: head }),
+      `b64:${Buffer.from(frame).toString("base64")}`,
+      JSON.stringify({ type: "reply", id: post.id, ok: true, body: { status: 200, bodyEncoding: "binary", body: null } }),
+    ],
+  });
+  const body = new Uint8Array(await (await pending).arrayBuffer());
+  assert.deepEqual(Array.from(body), Array.from(bytes), "binary bytes byte for byte");
+
+  // The host ends the connection: posts in flight fail, and the shim opens a new one.
+  const inFlight = env.bridge.post("share", {});
+  await waitFor(() => host.texts().some((message) => message.name === "share"), "the post");
+  await host.answer({ close: { code: 1001, reason: "the page is navigating away" } });
+  await assert.rejects(inFlight, (error) => error.code === "network" && /navigating away/.test(error.message));
+  await waitFor(() => host.sent.filter((message) => message.startsWith("{")).length === 2, "a new open");
 });

@@ -41,7 +41,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with self.state.lock:
             self.state.requests.append(url.path)
         if url.path.startswith("/pages/"):
-            file = PAGES / url.path[len("/pages/"):]
+            # /pages/excluded/NAME is the page NAME at a path the tests' --never-inject-into names.
+            file = PAGES / url.path[len("/pages/"):].removeprefix("excluded/")
             if not file.is_file():
                 return self.send(404, b"no such page", "text/plain")
             return self.send(200, file.read_bytes(), "text/html; charset=utf-8", cache=query.get("max-age"))

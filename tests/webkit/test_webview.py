@@ -78,3 +78,21 @@ def test_the_page_identity_and_cookies_reach_the_origin_without_a_handshake(orig
     assert result["cookieAfterLogin"] == "wks=2", "the response's cookie is in document.cookie when fetch resolves"
     assert after["Cookie"] == "wks=2; wk=1", "the jar's cookie and the one page script set"
     assert omit["Cookie"] is None
+
+
+def test_the_shim_runs_in_every_frame_the_rules_allow(origin, other_origin):
+    """A same-origin and a cross-origin iframe get the shim and their own connection (the frames
+    for each come back in the replies to its own messages); a frame the rules exclude has none."""
+    report = open_page(f"{origin.url}/pages/frames.html?other={other_origin.url}", "--never-inject-into", "http://*/pages/excluded/*")
+    result = result_of(report)
+    assert result["top"] == {"status": 200, "transport": "webkit"}
+    frames = result["frames"]
+    nocors = {"from": "an origin without CORS headers"}
+    assert frames["same"] == {"frame": "same", "from": origin.url, "origin": origin.url, "shim": True, "transport": "webkit",
+                              "status": 200, "body": nocors}
+    # The cross-origin frame's fetch to the top's origin, which sends no CORS headers, is bridged.
+    assert frames["cross"] == {"frame": "cross", "from": other_origin.url, "origin": other_origin.url, "shim": True,
+                               "transport": "webkit", "status": 200, "body": nocors}
+    # Excluded: no shim, so WebKit's own fetch, which CORS stops at the origin without CORS headers.
+    assert frames["excluded"] == {"frame": "excluded", "from": origin.url, "origin": origin.url, "shim": False, "failed": "TypeError"}
+    assert report["frameConnections"] == 3, report
