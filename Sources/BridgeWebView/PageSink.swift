@@ -70,7 +70,8 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
     }
 
     func send(_ bytes: [UInt8], binary: Bool) {
-        if !binary, bytes.starts(with: Self.replyPrefix) {
+        // A reply envelope, or a whole response (a hit's head and body in one binary frame).
+        if binary ? bytes.first == BinaryFrameHeader.wholeResponse : bytes.starts(with: Self.replyPrefix) {
             let now = ContinuousClock.now
             state.withLock { state in
                 state.replies += 1
