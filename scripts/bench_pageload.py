@@ -40,6 +40,9 @@ so its loads are not comparable to a run without it) and prints, per way, when t
 requested and had arrived, when the WebSocket handshake was answered, when the first post left the
 page and when the hello and the last frame arrived.
 
+--web-root DIR serves the shim from DIR/bridge-js/bridge.js instead of the built one (say, the
+file of an older revision: `git show REV:bridge-js/bridge.js`), for a before/after.
+
 --trace DIR records a Chrome trace (DevTools `Tracing`) of every counted load, saves each in DIR,
 and prints per way what the page's main thread did (scripts/pageload_trace.py): the WebSocket
 messages it took in, its busy time from the first fetch() to the last body read, and the time from
@@ -95,7 +98,9 @@ class Site:
     def __init__(self, args, *options):
         self.args = args
         connections = ("--upstream-connections-per-host", str(args.connections)) if args.connections else ()
-        self.broker = Broker("--demo-latency", str(args.latency), *connections, *options)
+        # A later --web-root wins over the repository's that tests/support.py gives.
+        web_root = ("--web-root", args.web_root) if args.web_root else ()
+        self.broker = Broker("--demo-latency", str(args.latency), *connections, *web_root, *options)
         self.client = BridgeConnection(self.broker.url)
         self.query = f"n={args.resources}&size={args.size}&max-age=600&broker={self.broker.http}"
 
@@ -272,13 +277,14 @@ def report(args, ways, results, load_before, load_after, started):
                 cells.append(f"{statistics.median(values):.0f}" if values else "")
             print(f"| {way.name} | " + " | ".join(cells) + " |")
     if args.trace:
-        print(f"\nThe page's main thread, from the traces in {args.trace} (median [min-max]; busy: ms inside tasks; scripts/pageload_trace.py):\n")
-        print("| way | messages taken in | busy, first fetch() to last body (ms) | hello after the handshake (ms) | busy meanwhile (ms) |")
-        print("|---|---|---|---|---|")
+        print(f"\nThe page's main thread, from the traces in {args.trace} (median [min-max]; CPU: the thread's time in its tasks, busy: their wall time; scripts/pageload_trace.py):\n")
+        print("| way | messages taken in | CPU, first fetch() to last body (ms) | busy (wall) | hello after the handshake (ms) | CPU meanwhile (ms) |")
+        print("|---|---|---|---|---|---|")
         for way in ways:
             figures = [r["trace"] for r in results[way.name] if "trace" in r]
             column = lambda key, digits=1: spread([f[key] for f in figures if key in f], digits) if any(key in f for f in figures) else ""  # noqa: E731
-            print(f"| {way.name} | {column('messages', 0)} | {column('busy')} | {column('hello after open')} | {column('busy open to hello')} |")
+            print(f"| {way.name} | {column('messages', 0)} | {column('cpu')} | {column('busy')} | {column('hello after open')} | "
+                  f"{column('cpu open to hello')} |")
 
 
 def main():
@@ -290,6 +296,7 @@ def main():
     parser.add_argument("--connections", type=int, help="the brokers' --upstream-connections-per-host (default: the broker's)")
     parser.add_argument("--way", action="append", choices=[way.name for way in WAYS], help="only these ways (repeatable)")
     parser.add_argument("--profile", action="store_true", help="also record and print network milestones per load")
+    parser.add_argument("--web-root", metavar="DIR", help="serve the shim from DIR/bridge-js/bridge.js (an older build, for a before/after)")
     parser.add_argument("--trace", metavar="DIR", help="trace every counted load, save the traces in DIR, print what the page's main thread did")
     args = parser.parse_args()
     if args.trace:

@@ -8,9 +8,11 @@ uses `summarize` for its table; run this on a saved trace to see the page's main
 task. Times are ms after the page's navigation started, as the page's own `performance.now()`.
 
 What is counted, on the main thread of the renderer that committed the page:
-- messages: WebSocket messages received (`WebSocketReceive`);
-- busy: the time inside top-level tasks (`RunTask`) between the page's first `fetch()` call and
-  its last body read, and the same from the WebSocket's handshake to the hello;
+- messages: WebSocket data handed to the page (`WebSocketReceive`: one per message, or more when
+  the network service hands a large message over in parts);
+- busy: the wall time inside top-level tasks (`RunTask`) between the page's first `fetch()` call
+  and its last body read; cpu: the thread's CPU time in those tasks (`tdur`), which a loaded
+  machine does not inflate; the same from the WebSocket's handshake to the hello;
 - hello after open: from the handshake answered (`WebSocketReceiveHandshakeResponse`) to the
   first message received.
 """
@@ -42,20 +44,26 @@ def page_thread(events, page_url):
 
 
 def tasks(events, pid, tid):
-    """The main thread's top-level tasks as (start µs, end µs), in order."""
-    spans = sorted((event["ts"], event["ts"] + event.get("dur", 0)) for event in events
+    """The main thread's top-level tasks as (start µs, end µs, thread CPU µs), in order."""
+    spans = sorted((event["ts"], event["ts"] + event.get("dur", 0), event.get("tdur", 0)) for event in events
                    if event["pid"] == pid and event["tid"] == tid and event.get("ph") == "X" and event.get("name") == "RunTask")
     merged = []
-    for start, end in spans:  # Nested RunTasks (a nested loop) count once.
+    for start, end, cpu in spans:  # A RunTask inside another (a nested loop) is part of it.
         if merged and start < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
+            continue
+        merged.append((start, end, cpu))
     return merged
 
 
 def busy(spans, start, end):
-    return sum(max(0, min(e, end) - max(s, start)) for s, e in spans) / 1000
+    """Wall time inside tasks within [start, end], in ms."""
+    return sum(max(0, min(e, end) - max(s, start)) for s, e, _ in spans) / 1000
+
+
+def cpu(spans, start, end):
+    """The thread's CPU time in the tasks that started within [start, end], in ms: on a loaded
+    machine a task's wall time holds the time its thread waited for a core, its CPU time does not."""
+    return sum(c for s, _, c in spans if start <= s <= end) / 1000
 
 
 def summarize(events, page_url, start_ms, load_ms):
@@ -71,13 +79,15 @@ def summarize(events, page_url, start_ms, load_ms):
     result = {
         "messages": len(messages),
         "busy": busy(spans, at(start_ms), at(load_ms)),
+        "cpu": cpu(spans, at(start_ms), at(load_ms)),
     }
     if opened and messages:
         result["open"] = ms(opened[0])
         result["hello"] = ms(messages[0])
         result["hello after open"] = ms(messages[0]) - ms(opened[0])
         result["busy open to hello"] = busy(spans, opened[0], messages[0])
-        result["busy first to last message"] = busy(spans, messages[0], messages[-1] + 1)
+        result["cpu open to hello"] = cpu(spans, opened[0], messages[0] - 1)
+        result["cpu first to last message"] = cpu(spans, messages[0] - 1, messages[-1] + 1)
     return result
 
 
