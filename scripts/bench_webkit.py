@@ -23,6 +23,9 @@ Time is from the moment the host starts the navigation (for c and d: before it a
 for the stored document) to the moment the page's script has read the last body, in ms; "origin
 requests" counts the requests that reached the origin during the load (document included).
 Each round runs every way once, in an order that rotates; the first round is a warm-up.
+"CPU" is the CPU time of WebKit's web process and of the host process (broker included) over the
+whole `open` run (WebKit's start, the empty first document and the preparation included), which
+a loaded machine does not stretch as it stretches wall time.
 """
 import argparse
 import json
@@ -98,27 +101,33 @@ def main():
         figures = {name: [] for name in names}
         requests = {name: [] for name in names}
         bridged = {name: [] for name in names}
+        web_cpu = {name: [] for name in names}
+        host_cpu = {name: [] for name in names}
         for round_number in range(args.rounds + 1):
             order = names[round_number % len(names):] + names[:round_number % len(names)]
             for name in order:
-                ms, origin_requests, count, _ = load(args, site.origin, name)
+                ms, origin_requests, count, report = load(args, site.origin, name)
                 if round_number == 0:
                     continue
                 figures[name].append(ms)
                 requests[name].append(origin_requests)
                 bridged[name].append(count)
+                cpu = report.get("cpuMs", {})
+                web_cpu[name].append(cpu.get("WebKitWebProces", 0))
+                host_cpu[name].append(cpu.get("host", 0))
             print(f"round {round_number}{' (warm-up)' if round_number == 0 else ''} done", file=sys.stderr)
         seed = statistics.median(figures["b"])
         print(f"First load of a page with {args.resources} resources of {args.size} B behind a {args.latency} ms origin, "
               f"in WebKitGTK; median of {args.rounds} [min-max], ms from navigation start to the last body read.")
         print(benchkit.machine_load())
         print()
-        print("| way | loaded (ms) | vs (b) | origin requests | bridged |")
-        print("|---|---|---|---|---|")
+        print("| way | loaded (ms) | vs (b) | origin requests | bridged | CPU, web process (ms) | CPU, host (ms) |")
+        print("|---|---|---|---|---|---|---|")
         for name in names:
             median = statistics.median(figures[name])
             print(f"| ({name}) {WAYS[name]} | {benchkit.spread(figures[name])} | {median / seed:.2f}x | "
-                  f"{max(requests[name])} | {max(bridged[name])} |")
+                  f"{max(requests[name])} | {max(bridged[name])} | {statistics.median(web_cpu[name]):.0f} | "
+                  f"{statistics.median(host_cpu[name]):.0f} |")
         target = statistics.median(figures["d"]) / seed
         ok = target <= 0.7 and max(requests["c"]) == 0 and max(requests["d"]) == 0
         print()

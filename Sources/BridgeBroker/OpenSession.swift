@@ -192,6 +192,8 @@ final class OpenSession: @unchecked Sendable {
             line["bridged"] = .integer(replies.count)
             line["deliveries"] = .integer(view.pageDeliveries)
             line["frameConnections"] = .integer(view.frameConnections.count)
+            // CPU time so far, which a loaded machine does not stretch as it does wall time.
+            line["cpuMs"] = .object(JSONObject(Self.cpuMilliseconds().map { ($0.key, JSONValue.double($0.value)) }.sorted { $0.0 < $1.0 }))
             line["originRequests"] = .integer(brokerRequests + webKitRequests)
             line["brokerOriginRequests"] = .integer(brokerRequests)
             line["webKitRequests"] = .integer(webKitRequests)
@@ -224,6 +226,38 @@ final class OpenSession: @unchecked Sendable {
     private func showProgress() {
         let shown = groupProgress.map { (documentProgress + $0) / 2 } ?? documentProgress
         gtk_progress_bar_set_fraction(bridge_progress_bar(bar), min(1, max(0, shown)))
+    }
+
+    /// CPU time (user and system) of this process (`host`) and of each descendant by name
+    /// (WebKit's web and network processes), in ms, from /proc.
+    static func cpuMilliseconds() -> [String: Double] {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        var result = ["host": ((seconds(usage.ru_utime) + seconds(usage.ru_stime)) * 1000).rounded()]
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var processes: [(pid: Int32, parent: Int32, name: String, ms: Double)] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { continue }
+            // pid (comm) state ppid ... utime stime: fields 4, 14 and 15.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let parent = Int32(fields[1]), let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            processes.append((pid, parent, String(stat[stat.index(after: open)..<close]), (user + system) / ticks * 1000))
+        }
+        // WebKit's processes are children of this one, or of its sandbox (bwrap).
+        var family: Set<Int32> = [getpid()]
+        var grew = true
+        while grew {
+            grew = false
+            for process in processes where family.contains(process.parent) && !family.contains(process.pid) {
+                family.insert(process.pid)
+                grew = true
+                if process.ms > 0 || process.name.hasPrefix("WebKit") { result[process.name, default: 0] += process.ms.rounded() }
+            }
+        }
+        return result
     }
 
     static func milliseconds(_ from: ContinuousClock.Instant, _ to: ContinuousClock.Instant) -> Double {
