@@ -41,6 +41,11 @@ export function createCookieBridge(post) {
   const nativeSet = found ? found.descriptor.set : null;
   // Names the jar has had through this page: its writes and the cookies of bridged responses.
   const jarNames = new Set();
+  // document.cookie as read for the requests started in this turn of the event loop (until the
+  // microtasks queued so far have run): a page that starts 30 fetches at once reads it once, not
+  // 30 times (each read is a call into the browser). A write through the page's setter or a
+  // response's cookies drop it at once.
+  let snapshot = null;
 
   if (found && found.descriptor.configurable) {
     Object.defineProperty(found.owner, "cookie", {
@@ -52,6 +57,7 @@ export function createCookieBridge(post) {
         set cookie(value) {
           nativeSet.call(this, value); // Throws where the browser refuses (an opaque origin): nothing to post then.
           if (this !== doc) return;
+          snapshot = null;
           const text = String(value);
           jarNames.add(cookieName(text));
           post(text);
@@ -69,9 +75,23 @@ export function createCookieBridge(post) {
     }
   }
 
+  /** document.cookie for a request: one read per turn of the event loop (see `snapshot`). */
+  function readForRequest() {
+    if (snapshot === null) {
+      snapshot = read();
+      const forget = () => {
+        snapshot = null;
+      };
+      if (typeof global.queueMicrotask === "function") global.queueMicrotask(forget);
+      else Promise.resolve().then(forget);
+    }
+    return snapshot;
+  }
+
   /** Stores the `cookies` of a bridged response in the browser, through the native setter. */
   function apply(lines) {
     if (!nativeSet || !Array.isArray(lines)) return;
+    snapshot = null;
     for (const line of lines) {
       if (typeof line !== "string") continue;
       jarNames.add(cookieName(line));
@@ -89,7 +109,7 @@ export function createCookieBridge(post) {
    */
   function documentCookieFor(url, credentials) {
     if (credentials === "omit" || !hasPageSchemeAndHost(url)) return undefined;
-    const pairs = read().split(";").map((pair) => pair.trim()).filter((pair) => pair && !jarNames.has(cookieName(pair)));
+    const pairs = readForRequest().split(";").map((pair) => pair.trim()).filter((pair) => pair && !jarNames.has(cookieName(pair)));
     return pairs.length ? pairs.join("; ") : undefined;
   }
 

@@ -183,3 +183,31 @@ test("EventSource: credentials from withCredentials, the page's referrer and coo
     source.close();
   }
 });
+
+test("document.cookie is read once for the fetches a script starts together, and afresh in a later turn", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const store = env.document.cookieStore;
+  let reads = 0;
+  const entries = store[Symbol.iterator].bind(store);
+  store[Symbol.iterator] = () => {
+    reads++;
+    return entries();
+  };
+  store.set("early", "1");
+  const started = [1, 2, 3, 4, 5].map((n) => fetch(`http://page.test/r${n}`));
+  const posts = [];
+  for (let n = 0; n < 5; n++) posts.push(await ws.nextPost("fetch"));
+  assert.deepEqual(posts.map((post) => post.body.documentCookie), Array(5).fill("early=1"));
+  assert.equal(reads, 1, "one read for the five requests started together");
+  store.set("native", "3"); // the browser's own cookie, set between two turns
+  const later = fetch("http://page.test/later");
+  const post = await ws.nextPost("fetch");
+  assert.equal(post.body.documentCookie, "early=1; native=3");
+  assert.equal(reads, 2);
+  for (const each of [...posts, post]) {
+    ws.respond(each.id);
+    ws.finish(each.id);
+  }
+  await Promise.all([...started, later]);
+});
