@@ -40,8 +40,9 @@ so its loads are not comparable to a run without it) and prints, per way, when t
 requested and had arrived, when the WebSocket handshake was answered, when the first post left the
 page and when the hello and the last frame arrived.
 
---web-root DIR serves the shim from DIR/bridge-js/bridge.js instead of the built one (say, the
-file of an older revision: `git show REV:bridge-js/bridge.js`), for a before/after.
+--before DIR adds, for each chosen shim way, the same way with the shim of DIR/bridge-js/bridge.js
+(say, an older revision's: `git show REV:bridge-js/bridge.js > DIR/bridge-js/bridge.js`) served by
+a second broker of the same binary, run side by side in the same rounds.
 
 --trace DIR records a Chrome trace (DevTools `Tracing`) of every counted load, saves each in DIR,
 and prints per way what the page's main thread did (scripts/pageload_trace.py): the WebSocket
@@ -76,6 +77,7 @@ class Way:
     preload: bool = False
     warm_shim: bool = False
     shim_max_age: bool = False  # served by a broker with --shim-max-age: no revalidation of bridge.js
+    before: bool = False  # the shim of --before DIR, served by a broker of its own
 
 
 WAYS = [
@@ -98,9 +100,7 @@ class Site:
     def __init__(self, args, *options):
         self.args = args
         connections = ("--upstream-connections-per-host", str(args.connections)) if args.connections else ()
-        # A later --web-root wins over the repository's that tests/support.py gives.
-        web_root = ("--web-root", args.web_root) if args.web_root else ()
-        self.broker = Broker("--demo-latency", str(args.latency), *connections, *web_root, *options)
+        self.broker = Broker("--demo-latency", str(args.latency), *connections, *options)
         self.client = BridgeConnection(self.broker.url)
         self.query = f"n={args.resources}&size={args.size}&max-age=600&broker={self.broker.http}"
 
@@ -133,9 +133,11 @@ class Bench:
         self.site = Site(args)
         # The same binary and shim, but bridge.js served with a max-age instead of no-cache.
         self.max_age_site = Site(args, "--shim-max-age", str(SHIM_MAX_AGE)) if any(way.shim_max_age for way in ways) else None
+        # A later --web-root wins over the repository's that tests/support.py gives.
+        self.before_site = Site(args, "--web-root", args.before) if any(way.before for way in ways) else None
 
     def stop(self):
-        for site in (self.site, self.max_age_site):
+        for site in (self.site, self.max_age_site, self.before_site):
             if site:
                 site.stop()
 
@@ -150,7 +152,7 @@ class Bench:
     def load(self, way, trace_name=None):
         """One load of the page in a fresh browser context, prepared as `way` says; returns its
         figures. With `trace_name` (and --trace), the load is traced and its trace saved."""
-        site = self.max_age_site if way.shim_max_age else self.site
+        site = self.before_site if way.before else self.max_age_site if way.shim_max_age else self.site
         site.client.post("cache.clear", None, on_frame=lambda frame: None)
         driver = self.driver
         context = BrowserContext(driver, self.devtools)
@@ -262,9 +264,10 @@ def report(args, ways, results, load_before, load_after, started):
     for shim, browser, target in (("shim-preload", "browser-seed", 0.85), ("shim-cold", "browser-cold", 0.8),
                                   ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8),
                                   ("shim-preload-maxage", "browser-seed", 0.85), ("shim-cold-maxage", "browser-cold", 0.8)):
-        if shim in median and browser in median:
-            ratio = median[shim] / median[browser]
-            print(f"- {shim} / {browser}: {ratio:.2f}x (target <= {target}x: {'met' if ratio <= target else 'NOT met'})")
+        for name in (shim, shim + "-before"):
+            if name in median and browser in median:
+                ratio = median[name] / median[browser]
+                print(f"- {name} / {browser}: {ratio:.2f}x (target <= {target}x: {'met' if ratio <= target else 'NOT met'})")
     if args.profile:
         print("\nMilestones from the DevTools network events (ms after the document was requested, the last column"
               " after it had arrived; median):\n")
@@ -296,7 +299,7 @@ def main():
     parser.add_argument("--connections", type=int, help="the brokers' --upstream-connections-per-host (default: the broker's)")
     parser.add_argument("--way", action="append", choices=[way.name for way in WAYS], help="only these ways (repeatable)")
     parser.add_argument("--profile", action="store_true", help="also record and print network milestones per load")
-    parser.add_argument("--web-root", metavar="DIR", help="serve the shim from DIR/bridge-js/bridge.js (an older build, for a before/after)")
+    parser.add_argument("--before", metavar="DIR", help="also run each chosen shim way with the shim of DIR/bridge-js/bridge.js (an older build), side by side")
     parser.add_argument("--trace", metavar="DIR", help="trace every counted load, save the traces in DIR, print what the page's main thread did")
     args = parser.parse_args()
     if args.trace:
@@ -304,6 +307,9 @@ def main():
     if args.rounds < 1 or args.resources < 1:
         parser.error("--rounds and --resources must be at least 1")
     ways = [way for way in WAYS if not args.way or way.name in args.way]
+    if args.before:
+        ways += [dataclasses.replace(way, name=way.name + "-before", title=way.title + ", the shim of --before", before=True)
+                 for way in ways if way.page == "shim" and not way.shim_max_age]
 
     started = time.time()
     load_before = benchkit.machine_load()
