@@ -92,7 +92,8 @@ onBinary(data){const frame=decodeFrame(data);if(frame&&frame.kind===FRAME_KIND_W
 const exchange=this.pending.get(frame.id);if(exchange&&!exchange.settled&&exchange.spec.onBinary){safeCall(exchange.spec.onBinary,frame.payload,frame.end);}}
 onWhole(frame){let head;try{head=JSON.parse(textDecoder().decode(frame.head));}catch(_){head=null;}
 if(!head||typeof head!=="object"){this.report(new BridgeError("bad_message","bridge-js received a whole-response frame whose head is not a JSON object"));return;}
-const exchange=this.pending.get(frame.id);if(!exchange)return;this.pending.delete(frame.id);if(!exchange.settled&&exchange.spec.onWhole)safeCall(exchange.spec.onWhole,head,frame.payload);exchange.resolve(head);this.flushQueue();}
+const exchange=this.pending.get(frame.id);if(!exchange)return;this.pending.delete(frame.id);const spec=exchange.spec;if(!exchange.settled&&spec.onWhole)safeCall(spec.onWhole,head,frame.payload);else if(!exchange.settled){if(spec.onEvent)safeCall(spec.onEvent,"response",head);if(spec.onBinary)safeCall(spec.onBinary,frame.payload,true);}
+exchange.resolve(head);this.flushQueue();}
 report(error,envelope){if(envelope&&envelope.duplicateId!==undefined)error.duplicateId=envelope.duplicateId;if(this.emitter.has("error"))this.emitter.emit("error",error);else if(global.console)global.console.warn(`bridge-js: ${error.code}: ${error.message}`);}
 exchange(spec){const exchange=new Exchange(this,spec);try{exchange.bodyJson=spec.body===undefined?undefined:JSON.stringify(spec.body);}catch(error){exchange.reject(new BridgeError("bad_message",`the body of post "${spec.name}" is not JSON: ${error.message}`));return exchange;}
 if(this.state==="closed"){exchange.reject(new BridgeError("network","bridge-js is disconnected: call BridgeBroker.connect() first"));return exchange;}

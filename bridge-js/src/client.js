@@ -265,7 +265,9 @@ export class Client {
   /**
    * A whole response (a post that asked with `whole`): the reply's head and the body in one frame.
    * It is the post's reply: `spec.onWhole(head, body)` takes the body (a view of the frame), then the
-   * post resolves with the head as its reply body.
+   * post resolves with the head as its reply body. A post without onWhole (BridgeBroker.post with
+   * `whole` in a fetch body) gets what the frame stands for: the `response` event and the body
+   * as one END frame through onEvent and onBinary.
    */
   onWhole(frame) {
     let head;
@@ -281,7 +283,12 @@ export class Client {
     const exchange = this.pending.get(frame.id);
     if (!exchange) return;
     this.pending.delete(frame.id);
-    if (!exchange.settled && exchange.spec.onWhole) safeCall(exchange.spec.onWhole, head, frame.payload);
+    const spec = exchange.spec;
+    if (!exchange.settled && spec.onWhole) safeCall(spec.onWhole, head, frame.payload);
+    else if (!exchange.settled) {
+      if (spec.onEvent) safeCall(spec.onEvent, "response", head);
+      if (spec.onBinary) safeCall(spec.onBinary, frame.payload, true);
+    }
     exchange.resolve(head);
     this.flushQueue();
   }

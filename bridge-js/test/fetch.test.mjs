@@ -489,3 +489,19 @@ test("a whole-response frame whose head is cut or not JSON is reported, and the 
   assert.equal(response.status, 404);
   assert.equal(await response.text(), "no");
 });
+
+test("BridgeBroker.post of a fetch with whole: a whole frame comes through onEvent and onBinary as the usual frames would", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const seen = [];
+  const reply = env.bridge.post("fetch", { url: "https://cdn.example.com/x", responseBody: "binary", whole: 1024 }, {
+    onEvent: (name, body) => seen.push([name, body.status]),
+    onBinary: (bytes, end) => seen.push(["binary", Buffer.from(bytes).toString(), end]),
+  });
+  const post = await ws.nextPost("fetch");
+  const head = { url: "https://cdn.example.com/x", status: 200, statusText: "", redirected: false, headers: [],
+    bodyEncoding: "binary", body: null, bodyBytes: 2, cache: { status: "hit", age: 1 } };
+  ws.pushWhole(post.id, head, "ok");
+  assert.deepEqual(await reply, head);
+  assert.deepEqual(seen, [["response", 200], ["binary", "ok", true]]);
+});
