@@ -70,8 +70,6 @@ export function readConfig() {
   const pick = (attribute, key) => (attr(attribute) !== null ? attr(attribute) : preset[key]);
   const timeout = Number(pick("data-timeout", "requestTimeout"));
   return {
-    // A classic script may connect at once: nothing can call connect() before it has run.
-    classicScript: Boolean(doc && doc.currentScript),
     scriptUrl,
     url: pick("data-broker-url", "url") || (scriptUrl && socketUrlFromScript(scriptUrl)) || DEFAULT_BROKER_URL,
     token: pick("data-token", "token") || tokenFromUrl(scriptUrl),

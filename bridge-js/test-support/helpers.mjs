@@ -476,6 +476,10 @@ function pageEnvironment({ script, document, nativeFetch, nativeCalls }) {
     get sockets() {
       return FakeWebSocket.instances;
     },
+    /** The latest socket, once the auto-connect (a microtask after the script) created it. */
+    socket() {
+      return waitFor(() => FakeWebSocket.instances.at(-1), "a WebSocket");
+    },
     /** Waits for the auto-connect, accepts the socket and sends hello. */
     async open(limits, extra) {
       const socket = await waitFor(() => FakeWebSocket.instances.at(-1), "a WebSocket");

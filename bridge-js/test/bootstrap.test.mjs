@@ -8,7 +8,7 @@ const EARLY_IN_FLIGHT = 32;
 // page.identity is the first of them, on every connection.
 const EARLY_ECHOES = EARLY_IN_FLIGHT - 1;
 
-test("a classic script opens its WebSocket first, while it runs, before it patches the page", async () => {
+test("a classic script opens its WebSocket in the first microtask after it ran, after it patched the page", async () => {
   let patchedWhenCreated = null;
   const Original = FakeWebSocket;
   class Probe extends Original {
@@ -18,8 +18,14 @@ test("a classic script opens its WebSocket first, while it runs, before it patch
     }
   }
   const env = loadBridge({ WebSocket: Probe });
-  assert.equal(env.sockets.length, 1, "the socket exists when the script has run, before any microtask");
-  assert.equal(patchedWhenCreated, false, "BridgeBroker is defined after the socket was created");
+  assert.equal(env.sockets.length, 0, "no socket while the script runs (its big functions would be on the stack)");
+  let seenByNextMicrotask = null;
+  queueMicrotask(() => {
+    seenByNextMicrotask = env.sockets.length;
+  });
+  await tick();
+  assert.equal(seenByNextMicrotask, 1, "the socket exists before a microtask queued after the script");
+  assert.equal(patchedWhenCreated, true);
 });
 
 test("a module import waits a microtask, so connect({token}) is the first handshake", async () => {
@@ -38,7 +44,7 @@ test("data-auto-connect=false opens nothing", async () => {
 test("before the hello at most 32 posts go, the rest once the hello gives the real limit", async () => {
   const env = loadBridge();
   const replies = Array.from({ length: 40 }, (_, n) => env.bridge.post("echo", n));
-  const ws = env.ws;
+  const ws = await env.socket();
   ws.accept();
   await tick(5);
   assert.deepEqual(ws.texts[0], { type: "post", name: "page.identity", id: 1, body: ws.texts[0].body }, "page.identity goes first");
@@ -53,7 +59,7 @@ test("before the hello at most 32 posts go, the rest once the hello gives the re
 test("a hello with a lower maxInFlight holds the next posts until enough replies came", async () => {
   const env = loadBridge();
   const replies = Array.from({ length: 6 }, (_, n) => env.bridge.post("echo", n));
-  const ws = env.ws;
+  const ws = await env.socket();
   ws.accept();
   await tick(2);
   assert.equal(ws.posts("echo").length, 6);
@@ -70,7 +76,7 @@ test("a hello with a lower maxInFlight holds the next posts until enough replies
 test("early posts the broker refuses with too_many_in_flight are sent again, in order, not rejected", async () => {
   const env = loadBridge({ identityReply: null });
   const replies = Array.from({ length: 5 }, (_, n) => env.bridge.post("echo", `p${n}`));
-  const ws = env.ws;
+  const ws = await env.socket();
   ws.accept();
   await tick(2);
   assert.equal(ws.posts("page.identity").length, 1);
@@ -112,7 +118,7 @@ test("fire-and-forget posts, uploads and large posts wait for the hello, and so 
   };
   for (const [name, make] of Object.entries(cases)) {
     const env = loadBridge();
-    const ws = env.ws;
+    const ws = await env.socket();
     Promise.resolve(make(env.bridge)).catch(() => {});
     await tick(2); // a fetch reads its body before it posts
     env.bridge.post("echo", "after").catch(() => {});
@@ -128,7 +134,7 @@ test("fire-and-forget posts, uploads and large posts wait for the hello, and so 
 test("a socket that closes before the hello rejects the early posts with network and keeps the queue", async () => {
   const env = loadBridge({ config: { backoff: { initial: 5, max: 10 } } });
   const replies = Array.from({ length: 34 }, (_, n) => env.bridge.post("echo", n));
-  const first = env.ws;
+  const first = await env.socket();
   first.accept();
   await tick(2);
   assert.equal(first.posts("echo").length, EARLY_ECHOES);

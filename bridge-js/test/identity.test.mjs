@@ -20,7 +20,7 @@ test("page.identity is the first post, sent as soon as the socket opens, before 
   const env = loadBridge({ pageUrl: "http://page.test/app/index.html?q=1#section" });
   const pending = fetch("http://page.test/api/one");
   await tick(2);
-  const ws = env.ws;
+  const ws = await env.socket();
   ws.accept();
   await tick(2);
   assert.deepEqual(ws.texts[0], {
@@ -94,7 +94,7 @@ test("a page that is not http(s) still tells its user agent; a broker's bad_requ
 test("an identity too large to go early holds every post until the hello, so it stays the first", async () => {
   const env = loadBridge({ pageUrl: `http://page.test/app/?${"x".repeat(1200)}` });
   const reply = env.bridge.post("echo", "small");
-  const ws = env.ws;
+  const ws = await env.socket();
   ws.accept();
   await tick(5);
   assert.equal(ws.texts.length, 0, "nothing before the hello");
