@@ -5,16 +5,19 @@ import { parsePatch } from "./config.js";
 import { MARKER, VERSION } from "./constants.js";
 import { global } from "./env.js";
 import { BridgeError } from "./errors.js";
+import { installLazyGlobal, isLazyGlobal } from "./lazy.js";
 import { createLoadingBar } from "./loading-bar.js";
 import { UrlRules } from "./rules.js";
 import { hasOwn } from "./util.js";
 
 /**
  * BridgeBroker for one page: `shim` is {config, emitter, client, pageProgress, context, fetches,
- * BridgeXMLHttpRequest} as main.js builds them.
+ * xhrClass, eventSourceClass} as main.js builds them; the two classes are `once` functions (built
+ * when the page first reads the global or BridgeBroker's property), or null where the page has no
+ * EventTarget to build them on.
  */
 export function createApi(shim) {
-  const { config, emitter, client, pageProgress, context, fetches, BridgeXMLHttpRequest, BridgeEventSource } = shim;
+  const { config, emitter, client, pageProgress, context, fetches, xhrClass, eventSourceClass } = shim;
 
   function patch(targets, rules) {
     const wanted = targets === undefined ? { fetch: true, xhr: true, eventSource: true } : parsePatch(targets);
@@ -22,14 +25,14 @@ export function createApi(shim) {
       context.rules = new UrlRules(rules.include, rules.exclude);
     }
     context.patches.fetch = wanted.fetch && typeof global.Response === "function" && typeof global.ReadableStream === "function";
-    context.patches.xhr = wanted.xhr && Boolean(BridgeXMLHttpRequest);
+    context.patches.xhr = wanted.xhr && Boolean(xhrClass);
     if (context.patches.fetch) global.fetch = fetches.fetch;
     else if (global.fetch === fetches.fetch) global.fetch = context.nativeFetch;
-    if (context.patches.xhr) global.XMLHttpRequest = BridgeXMLHttpRequest;
-    else if (global.XMLHttpRequest === BridgeXMLHttpRequest) global.XMLHttpRequest = context.NativeXHR;
-    context.patches.eventSource = Boolean(wanted.eventSource && BridgeEventSource);
-    if (context.patches.eventSource) global.EventSource = BridgeEventSource;
-    else if (BridgeEventSource && global.EventSource === BridgeEventSource) global.EventSource = context.NativeEventSource;
+    if (context.patches.xhr) installLazyGlobal("XMLHttpRequest", xhrClass);
+    else if (xhrClass && isLazyGlobal("XMLHttpRequest", xhrClass)) global.XMLHttpRequest = context.NativeXHR;
+    context.patches.eventSource = Boolean(wanted.eventSource && eventSourceClass);
+    if (context.patches.eventSource) installLazyGlobal("EventSource", eventSourceClass);
+    else if (eventSourceClass && isLazyGlobal("EventSource", eventSourceClass)) global.EventSource = context.NativeEventSource;
   }
 
   function post(name, body, options) {
@@ -98,9 +101,9 @@ export function createApi(shim) {
     BridgeError: { value: BridgeError },
     fetch: { value: fetches.bridgedFetch },
     nativeFetch: { value: context.nativeFetch },
-    XMLHttpRequest: { value: BridgeXMLHttpRequest },
+    XMLHttpRequest: { get: () => (xhrClass ? xhrClass() : null) },
     NativeXMLHttpRequest: { value: context.NativeXHR },
-    EventSource: { value: BridgeEventSource },
+    EventSource: { get: () => (eventSourceClass ? eventSourceClass() : null) },
     NativeEventSource: { value: context.NativeEventSource },
   });
   return api;

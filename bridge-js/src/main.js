@@ -24,6 +24,7 @@ import { global } from "./env.js";
 import { createEventSourceClass } from "./eventsource.js";
 import { createFetch } from "./fetch.js";
 import { createIdentityReporter } from "./identity.js";
+import { once } from "./lazy.js";
 import { insideRealWebKit, installMessageHandlersPolyfill } from "./message-handlers.js";
 import { PageProgress } from "./progress.js";
 import { UrlRules } from "./rules.js";
@@ -82,9 +83,11 @@ function start() {
   };
 
   const fetches = createFetch(context);
-  const BridgeXMLHttpRequest = typeof global.EventTarget === "function" ? createXMLHttpRequestClass(context) : null;
-  const BridgeEventSource = typeof global.EventTarget === "function" ? createEventSourceClass(context) : null;
-  const api = createApi({ config, emitter, client, pageProgress, context, fetches, BridgeXMLHttpRequest, BridgeEventSource });
+  // Built when the page first uses them: until then their code is only pre-parsed.
+  const hasEventTarget = typeof global.EventTarget === "function";
+  const xhrClass = hasEventTarget ? once(() => createXMLHttpRequestClass(context)) : null;
+  const eventSourceClass = hasEventTarget ? once(() => createEventSourceClass(context)) : null;
+  const api = createApi({ config, emitter, client, pageProgress, context, fetches, xhrClass, eventSourceClass });
 
   emitter.on("group.progress", (body) => pageProgress.onGroupProgress(body));
   const doc = global.document;
