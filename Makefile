@@ -11,7 +11,7 @@ deps:
 build: deps bridge-js/bridge.js
 	$(SWIFT) build --product bridge-broker
 
-## The shim the broker serves: bridge-js/bridge.js and bridge.js.map, joined and minified from
+## The shim the broker serves: bridge-js/bridge.js, bridge.js.map and bridge.js.gz, joined and minified from
 ## bridge-js/src/*.js by bridge-js/tools/build.py (Python's standard library only).
 shim:
 	python3 bridge-js/tools/build.py

@@ -6,6 +6,8 @@ struct StaticFiles: Sendable {
     /// Seconds a browser may reuse the shim (and its map and types) without asking again; 0 makes
     /// it revalidate on every load (see `File.headers`).
     let shimMaxAge: Int
+    /// Which `bridge.js.gz` files were checked against their `bridge.js`.
+    private let precompressed = PrecompressedCopies()
 
     init(root: String, shimMaxAge: Int = 0) {
         self.root = (root as NSString).standardizingPath
@@ -14,15 +16,19 @@ struct StaticFiles: Sendable {
 
     /// A file to serve: its path, type, entity tag and extra headers.
     struct File {
-        let path: String
+        var path: String
         let mimeType: String
         /// A strong validator from the file's size and modification time, so a browser can
         /// revalidate with `If-None-Match` and keep its cached copy (and V8's compiled code).
-        let entityTag: String
+        var entityTag: String
         /// Whether any origin may read it (the shim, which pages also import as a module).
         let allowsAnyOrigin: Bool
         /// Seconds the browser may reuse it without asking; 0 for `no-cache`.
         let maxAge: Int
+        /// `gzip` when `path` is the precompressed copy of the file asked for.
+        var contentEncoding: String? = nil
+        /// Whether the response depends on `Accept-Encoding` (a file with a precompressed copy).
+        var variesByEncoding = false
 
         /// Header lines beside the status and type, for a 200 and for a 304 alike. By default
         /// `no-cache` with an ETag: the browser asks on every load and a 304 lets it reuse what it
@@ -33,6 +39,8 @@ struct StaticFiles: Sendable {
             (allowsAnyOrigin ? "access-control-allow-origin: *\r\n" : "")
                 + (maxAge > 0 ? "cache-control: max-age=\(maxAge)\r\n" : "cache-control: no-cache\r\n")
                 + "etag: \(entityTag)\r\n"
+                + (contentEncoding.map { "content-encoding: \($0)\r\n" } ?? "")
+                + (variesByEncoding ? "vary: accept-encoding\r\n" : "")
         }
 
         /// Whether an `If-None-Match` request header names this file's current version.
@@ -53,10 +61,14 @@ struct StaticFiles: Sendable {
         case notFound
     }
 
-    func resolve(_ requestPath: String) -> Resolution {
+    /// `acceptEncoding` is the request's `Accept-Encoding`: the shim goes gzipped where it allows.
+    func resolve(_ requestPath: String, acceptEncoding: String? = nil) -> Resolution {
         let path = requestPath.split(separator: "?", maxSplits: 1).first.map(String.init) ?? requestPath
         if path == "/" { return .redirect("/examples/") }
-        if path == "/bridge.js" || path == "/bridge.js.map" || path == "/bridge.d.ts" {
+        if path == "/bridge.js" {
+            return shim(root + "/bridge-js/bridge.js", gzip: acceptsGzip(acceptEncoding))
+        }
+        if path == "/bridge.js.map" || path == "/bridge.d.ts" {
             // Any page may load the shim, as a classic script or as a module (which needs CORS);
             // its source map (built with it from bridge-js/src) goes with it for DevTools.
             return served(root + "/bridge-js" + path, allowsAnyOrigin: true, maxAge: shimMaxAge)
@@ -73,17 +85,39 @@ struct StaticFiles: Sendable {
         return served(file, allowsAnyOrigin: false, maxAge: 0)
     }
 
+    /// The shim, or its precompressed copy `bridge.js.gz` when the request accepts gzip and the copy
+    /// holds the shim as it is now. Each encoding has its own ETag (the copy's is the shim's with
+    /// `-gzip`), and both say `Vary: Accept-Encoding`, so a cache keeps them apart.
+    private func shim(_ file: String, gzip: Bool) -> Resolution {
+        guard case .file(var plain) = served(file, allowsAnyOrigin: true, maxAge: shimMaxAge) else { return .notFound }
+        plain.variesByEncoding = true
+        let copy = file + ".gz"
+        guard gzip, let copyTag = version(copy),
+              precompressed.matches(compressed: copy, original: file, key: plain.entityTag + copyTag)
+        else { return .file(plain) }
+        var compressed = plain
+        compressed.path = copy
+        compressed.entityTag = String(plain.entityTag.dropLast()) + "-gzip\""
+        compressed.contentEncoding = "gzip"
+        return .file(compressed)
+    }
+
     /// The regular file at `file` with its ETag, from one look at its attributes; else 404.
     private func served(_ file: String, allowsAnyOrigin: Bool, maxAge: Int) -> Resolution {
-        // Through symbolic links, as serving the file does.
+        guard let tag = version(file) else { return .notFound }
+        return .file(File(path: file, mimeType: mimeType(file), entityTag: tag, allowsAnyOrigin: allowsAnyOrigin, maxAge: maxAge))
+    }
+
+    /// A strong validator for the regular file at `file` (through symbolic links, as serving it
+    /// does), from its size and modification time; nil when there is no such file.
+    private func version(_ file: String) -> String? {
         let target = (file as NSString).resolvingSymlinksInPath
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: target),
               attributes[.type] as? FileAttributeType == .typeRegular
-        else { return .notFound }
+        else { return nil }
         let size = (attributes[.size] as? NSNumber)?.uint64Value ?? 0
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        let tag = "\"\(String(size, radix: 16))-\(String(UInt64(max(0, modified * 1_000_000)), radix: 16))\""
-        return .file(File(path: file, mimeType: mimeType(file), entityTag: tag, allowsAnyOrigin: allowsAnyOrigin, maxAge: maxAge))
+        return "\"\(String(size, radix: 16))-\(String(UInt64(max(0, modified * 1_000_000)), radix: 16))\""
     }
 
     private func isDirectory(_ path: String) -> Bool {

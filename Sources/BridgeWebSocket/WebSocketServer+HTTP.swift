@@ -6,7 +6,7 @@ extension WebSocketServer {
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
         if path == "/metrics", let metrics = configuration.metrics { return serveMetrics(wsi, metrics) }
         guard let files else { return notFound(wsi) }
-        switch files.resolve(path) {
+        switch files.resolve(path, acceptEncoding: header(wsi, WSI_TOKEN_HTTP_ACCEPT_ENCODING)) {
         case .notFound:
             return notFound(wsi)
         case .redirect(let location):

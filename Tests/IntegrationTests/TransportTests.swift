@@ -151,6 +151,71 @@ import Testing
         #expect(try httpGet(port: harness.server.port, path: "/examples/", headers: ["If-None-Match: \(tag)"]).status == 200)
     }
 
+    @Test func theShimGoesGzippedToARequestThatAcceptsGzipWithItsOwnETag() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let port = harness.server.port
+        let plainFile = try Data(contentsOf: URL(fileURLWithPath: BrokerHarness.projectRoot + "/bridge-js/bridge.js"))
+        let gzipFile = try Data(contentsOf: URL(fileURLWithPath: BrokerHarness.projectRoot + "/bridge-js/bridge.js.gz"))
+        func headers(_ response: (status: Int, head: String, body: [UInt8])) -> [Substring] {
+            response.head.lowercased().split(separator: "\r\n")
+        }
+        func tag(_ response: (status: Int, head: String, body: [UInt8])) throws -> String {
+            String(try #require(headers(response).first { $0.hasPrefix("etag: ") }).dropFirst(6))
+        }
+
+        let plain = try httpGet(port: port, path: "/bridge.js")
+        #expect(plain.status == 200 && Data(plain.body) == plainFile)
+        #expect(!plain.head.lowercased().contains("content-encoding"))
+        #expect(headers(plain).contains("vary: accept-encoding"))
+
+        let zipped = try httpGet(port: port, path: "/bridge.js", headers: ["Accept-Encoding: gzip, deflate, br, zstd"])
+        #expect(zipped.status == 200 && Data(zipped.body) == gzipFile)
+        #expect(headers(zipped).contains("content-encoding: gzip"))
+        #expect(headers(zipped).contains("vary: accept-encoding"))
+        #expect(headers(zipped).contains("content-type: text/javascript; charset=utf-8"))
+        #expect(headers(zipped).contains("content-length: \(gzipFile.count)"))
+        let plainTag = try tag(plain), zippedTag = try tag(zipped)
+        #expect(zippedTag != plainTag && zippedTag.hasSuffix("-gzip\""))
+
+        // Each encoding revalidates with its own tag; the other's is a different representation.
+        let again = try httpGet(port: port, path: "/bridge.js", headers: ["Accept-Encoding: gzip", "If-None-Match: \(zippedTag)"])
+        #expect(again.status == 304 && again.body.isEmpty)
+        #expect(try httpGet(port: port, path: "/bridge.js", headers: ["Accept-Encoding: gzip", "If-None-Match: \(plainTag)"]).status == 200)
+        #expect(try httpGet(port: port, path: "/bridge.js", headers: ["If-None-Match: \(zippedTag)"]).status == 200)
+
+        // gzip refused (q=0), or not offered: the plain file.
+        for refusal in ["Accept-Encoding: gzip;q=0, deflate", "Accept-Encoding: identity", "Accept-Encoding: *;q=0", "Accept-Encoding: br"] {
+            let response = try httpGet(port: port, path: "/bridge.js", headers: [refusal])
+            #expect(Data(response.body) == plainFile, "\(refusal)")
+        }
+        #expect(Data(try httpGet(port: port, path: "/bridge.js", headers: ["Accept-Encoding: *"]).body) == gzipFile)
+        // The map is not precompressed.
+        #expect(!(try httpGet(port: port, path: "/bridge.js.map", headers: ["Accept-Encoding: gzip"]).head.lowercased().contains("content-encoding")))
+    }
+
+    @Test func aGzipCopyThatIsNotTheShimAsItIsNowIsNeverServed() async throws {
+        let root = NSTemporaryDirectory() + "bridge-web-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root + "/bridge-js", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let shim = try Data(contentsOf: URL(fileURLWithPath: BrokerHarness.projectRoot + "/bridge-js/bridge.js"))
+        try shim.write(to: URL(fileURLWithPath: root + "/bridge-js/bridge.js"))
+        // The committed copy of the committed shim, beside a shim edited by hand after the build.
+        try Data(contentsOf: URL(fileURLWithPath: BrokerHarness.projectRoot + "/bridge-js/bridge.js.gz"))
+            .write(to: URL(fileURLWithPath: root + "/bridge-js/bridge.js.gz"))
+        let harness = try await BrokerHarness.start { $0.webRoot = root }
+        defer { Task { await harness.stop() } }
+        #expect(Data(try httpGet(port: harness.server.port, path: "/bridge.js", headers: ["Accept-Encoding: gzip"]).body) != shim)
+        let edited = shim + Data("\n// edited\n".utf8)
+        try edited.write(to: URL(fileURLWithPath: root + "/bridge-js/bridge.js"))
+        let response = try httpGet(port: harness.server.port, path: "/bridge.js", headers: ["Accept-Encoding: gzip"])
+        #expect(Data(response.body) == edited)
+        #expect(!response.head.lowercased().contains("content-encoding"))
+        // A copy that is not gzip at all is ignored the same way.
+        try Data("not gzip".utf8).write(to: URL(fileURLWithPath: root + "/bridge-js/bridge.js.gz"))
+        #expect(Data(try httpGet(port: harness.server.port, path: "/bridge.js", headers: ["Accept-Encoding: gzip"]).body) == edited)
+    }
+
     @Test func withShimMaxAgeAReturningPageNeedNotAsk() async throws {
         let harness = try await BrokerHarness.start { $0.shimMaxAge = 600 }
         defer { Task { await harness.stop() } }

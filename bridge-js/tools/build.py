@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Builds bridge-js/bridge.js (and bridge.js.map) from the ES modules in bridge-js/src/.
+"""Builds bridge-js/bridge.js (and bridge.js.map, and bridge.js.gz) from the ES modules in bridge-js/src/.
 
-    python3 bridge-js/tools/build.py            # write bridge.js and bridge.js.map
+    python3 bridge-js/tools/build.py            # write bridge.js, bridge.js.map and bridge.js.gz
     python3 bridge-js/tools/build.py --check    # exit 1 if they differ from what src/ gives
     python3 bridge-js/tools/build.py --joined out.js   # also write the joined, unminified file
 
@@ -24,10 +24,13 @@ script checks, and fails the build on:
 The output is minified by removing comments and whitespace (jstokens.py: a real tokenizer, and
 the result is re-tokenized and compared), with a version 3 source map back to `src/*.js`
 (sources embedded). Identifiers are not mangled. The build is deterministic: same sources, same
-bytes.
+bytes. bridge.js.gz is bridge.js gzipped (level 9, no name, time 0: deterministic too), which the
+broker serves to a request that accepts gzip after checking that its CRC-32 and length are those of
+bridge.js (Python's standard library has no Brotli).
 """
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -42,6 +45,7 @@ SHIM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENTRY = "main.js"
 OUTPUT = "bridge.js"
 MAP = "bridge.js.map"
+GZIP = "bridge.js.gz"
 
 # The classic-script wrapper. `this` is the global object for a <script>, undefined when the file is
 # imported as a module; src/env.js picks globalThis first either way.
@@ -392,15 +396,26 @@ def joined(order):
     return "".join(parts)
 
 
+def encoded(text):
+    """The bytes of an output: text as UTF-8, bytes as they are."""
+    return text if isinstance(text, bytes) else text.encode("utf-8")
+
+
+def gzipped(text):
+    """bridge.js gzipped, the same bytes for the same text (no file name, no time)."""
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+
+
 def write_if_changed(path, text):
+    data = encoded(text)
     try:
-        with open(path, encoding="utf-8") as handle:
-            if handle.read() == text:
+        with open(path, "rb") as handle:
+            if handle.read() == data:
                 return False
     except FileNotFoundError:
         pass
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
+    with open(path, "wb") as handle:
+        handle.write(data)
     return True
 
 
@@ -415,16 +430,17 @@ def main(argv=None):
     except (BuildError, jstokens.TokenizeError) as error:
         print(f"build.py: {error}", file=sys.stderr)
         return 2
-    outputs = {os.path.join(args.out_dir, OUTPUT): minified, os.path.join(args.out_dir, MAP): map_text}
+    outputs = {os.path.join(args.out_dir, OUTPUT): minified, os.path.join(args.out_dir, MAP): map_text,
+               os.path.join(args.out_dir, GZIP): gzipped(minified)}
     if args.check:
         stale = []
         for path, text in outputs.items():
             try:
-                with open(path, encoding="utf-8", newline="") as handle:
+                with open(path, "rb") as handle:
                     current = handle.read()
             except FileNotFoundError:
                 current = None
-            if current != text:
+            if current != encoded(text):
                 stale.append(os.path.relpath(path))
         if stale:
             print(f"build.py: {', '.join(stale)} out of date with bridge-js/src: run `make shim`", file=sys.stderr)
@@ -432,7 +448,7 @@ def main(argv=None):
         return 0
     for path, text in outputs.items():
         if write_if_changed(path, text):
-            print(f"wrote {os.path.relpath(path)} ({len(text.encode('utf-8'))} bytes)")
+            print(f"wrote {os.path.relpath(path)} ({len(encoded(text))} bytes)")
     if args.joined:
         write_if_changed(args.joined, joined_text)
     return 0

@@ -1,5 +1,6 @@
 """The shim's build (bridge-js/tools): tokenizer, minifier, module rules, source map, determinism,
 and that the committed bridge-js/bridge.js is what bridge-js/src gives."""
+import gzip
 import json
 import os
 import pathlib
@@ -284,6 +285,25 @@ def test_check_notices_a_stale_build(tmp_path):
     assert done.returncode == 1 and "make shim" in done.stderr
 
 
+def test_check_notices_a_gzip_copy_that_is_not_bridge_js(tmp_path):
+    for name in ("bridge.js", "bridge.js.map"):
+        (tmp_path / name).write_bytes((SHIM / name).read_bytes())
+    (tmp_path / "bridge.js.gz").write_bytes(gzip.compress((SHIM / "bridge.js").read_bytes() + b"\n", mtime=0))
+    done = subprocess.run([sys.executable, str(SHIM / "tools" / "build.py"), "--check", "--out-dir", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "bridge.js.gz" in done.stderr
+
+
+def test_the_gzip_copy_holds_the_committed_bridge_js():
+    """The broker serves bridge.js.gz to a request that accepts gzip: it must be bridge.js, byte for
+    byte, with no file name or time in its header (the same bytes from every build)."""
+    data = (SHIM / "bridge.js.gz").read_bytes()
+    assert gzip.decompress(data) == (SHIM / "bridge.js").read_bytes()
+    assert data[:3] == b"\x1f\x8b\x08" and data[3] & 0x08 == 0, "no FNAME"
+    assert data[4:8] == b"\0\0\0\0", "MTIME 0"
+    assert len(data) < len((SHIM / "bridge.js").read_bytes()) / 3
+
+
 def test_the_build_is_deterministic(tmp_path):
     outputs = []
     for seed in ("1", "2"):
@@ -292,7 +312,7 @@ def test_the_build_is_deterministic(tmp_path):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         subprocess.run([sys.executable, str(SHIM / "tools" / "build.py"), "--out-dir", str(out), "--joined", str(out / "joined.js")],
                        check=True, env=env, capture_output=True)
-        outputs.append([(out / name).read_bytes() for name in ("bridge.js", "bridge.js.map", "joined.js")])
+        outputs.append([(out / name).read_bytes() for name in ("bridge.js", "bridge.js.map", "bridge.js.gz", "joined.js")])
     assert outputs[0] == outputs[1]
 
 
