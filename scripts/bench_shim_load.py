@@ -44,10 +44,13 @@ return {total: mark.startTime - entry.startTime, download: entry.responseEnd - e
 """
 
 
-def serve(files, dead_port):
+def serve(files, dead_port, zipped=()):
+    """Serves the pages and the files (those labelled in `zipped` hold gzip bytes and go with
+    Content-Encoding: gzip)."""
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             path, _, query = self.path.partition("?")
+            encoding = None
             if path.startswith("/page/"):
                 label = path[len("/page/"):]
                 body = (f'<!doctype html><html><head><meta charset="utf-8">'
@@ -57,6 +60,7 @@ def serve(files, dead_port):
             elif path.startswith("/shim/") and path[len("/shim/"):-3] in files:
                 body = files[path[len("/shim/"):-3]]
                 kind = "text/javascript; charset=utf-8"
+                encoding = "gzip" if path[len("/shim/"):-3] in zipped else None
             else:
                 self.send_error(404)
                 return
@@ -64,6 +68,8 @@ def serve(files, dead_port):
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
+            if encoding:
+                self.send_header("Content-Encoding", encoding)
             self.end_headers()
             self.wfile.write(body)
 
@@ -102,6 +108,7 @@ def main():
     parser.add_argument("files", nargs="*", help="shim files to compare (default: the built bridge.js and the joined, unminified build)")
     parser.add_argument("--rev", action="append", default=[], help="also bridge-js/bridge.js at this git revision")
     parser.add_argument("--runs", type=int, default=21, help="counted rounds (default 21)")
+    parser.add_argument("--gzip", action="store_true", help="also every file gzipped (Content-Encoding: gzip), as the broker serves bridge.js.gz")
     parser.add_argument("--trace", action="store_true", help="also the CPU time figures from a Chrome trace of every load")
     args = parser.parse_args()
 
@@ -118,7 +125,12 @@ def main():
     for rev in args.rev:
         files[f"at-{rev}"] = subprocess.run(["git", "show", f"{rev}:bridge-js/bridge.js"], cwd=ROOT, check=True, capture_output=True).stdout
 
-    server = serve(files, free_port())
+    zipped = set()
+    if args.gzip:
+        for label in list(files):
+            files[f"{label}+gzip"] = gzip.compress(files[label], 9, mtime=0)
+            zipped.add(f"{label}+gzip")
+    server = serve(files, free_port(), zipped)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     driver = browser()
     devtools = DevTools(driver) if args.trace else None
@@ -127,13 +139,13 @@ def main():
         for round_index in range(args.runs + 1):
             for label in files:
                 if devtools:
-                    devtools.start_trace(TRACE_CATEGORIES)
+                    devtools.start_tracing(TRACE_CATEGORIES)
                 driver.get(f"{base}/page/{label}?r={round_index}-{os.getpid()}")
                 figures = driver.execute_script(MEASURE)
                 if figures is None:
                     raise SystemExit(f"{label}: the shim did not load (no BridgeBroker or no timing entry)")
                 if devtools:
-                    cpu = cpu_figures(devtools.end_trace(), f"/shim/{label}.js")
+                    cpu = cpu_figures(devtools.stop_tracing(), f"/shim/{label}.js")
                     if cpu is None:
                         raise SystemExit(f"{label}: no v8.run of the shim in the trace")
                     figures.update(cpu)
@@ -156,7 +168,9 @@ def main():
         def figure(key):
             values = [sample[key] for sample in samples[label]]
             return f"{statistics.median(values):.1f} [{min(values):.1f}-{max(values):.1f}]"
-        print(f"| {label} | {len(data):,} | {len(gzip.compress(data, 9, mtime=0)):,} | " + " | ".join(figure(c) for c in columns) + " |")
+        size = len(gzip.decompress(data)) if label in zipped else len(data)
+        wire = len(data) if label in zipped else len(gzip.compress(data, 9, mtime=0))
+        print(f"| {label} | {size:,} | {wire:,} | " + " | ".join(figure(c) for c in columns) + " |")
 
 if __name__ == "__main__":
     main()

@@ -89,25 +89,6 @@ class DevTools:
     def close(self):
         self.socket.close()
 
-    def start_trace(self, categories):
-        """Starts a Chrome trace of the whole browser (every renderer) with these categories."""
-        self.call("Tracing.start", traceConfig={"includedCategories": list(categories), "recordMode": "recordAsMuchAsPossible"},
-                  transferMode="ReportEvents")
-
-    def end_trace(self):
-        """Ends the trace started by start_trace() and returns its events."""
-        self.next_id += 1
-        self.socket.send(json.dumps({"id": self.next_id, "method": "Tracing.end", "params": {}}))
-        events = []
-        while True:
-            message = json.loads(self.socket.recv())
-            if message.get("method") == "Tracing.dataCollected":
-                events.extend(message["params"]["value"])
-            elif message.get("method") == "Tracing.tracingComplete":
-                return events
-            elif message.get("id") == self.next_id and "error" in message:
-                raise RuntimeError(f"Tracing.end: {message['error']}")
-
 
 class BrowserContext:
     """A fresh browser context (its own empty HTTP cache, cookies and storage, as a new profile
