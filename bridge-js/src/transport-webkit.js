@@ -39,9 +39,13 @@ export class WebKitTransport {
     // The host has no handshake to answer, so the shim announces itself and the host replies with hello.
     // A host serving several frames tells them apart by these (a subframe's origin is its own).
     const location = global.location;
-    this.ask(JSON.stringify({
-      type: "open", protocol: SUBPROTOCOL, top: global.top === global, origin: location ? String(location.origin) : null,
-    }));
+    const top = global.top === global;
+    this.ask(JSON.stringify({ type: "open", protocol: SUBPROTOCOL, top, origin: location ? String(location.origin) : null }));
+    // The host takes the top frame's messages in order from here on, so its posts go now, before
+    // the hello, as on an open WebSocket: the page's first requests need not wait for the hello,
+    // which the page may take in only after the task that is parsing it (docs/BENCHMARKS.md). A
+    // subframe waits for the answer to `open`, which may name its connection.
+    if (top) this.sink.onOpen();
   }
 
   /** Sends `message`; a host in the reply mode answers it with frames, anything else is ignored. */

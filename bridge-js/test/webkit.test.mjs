@@ -205,3 +205,20 @@ test("WKWebView transport, reply mode: frames come in the answers to open and pu
   await assert.rejects(inFlight, (error) => error.code === "network" && /navigating away/.test(error.message));
   await waitFor(() => host.sent.filter((message) => message.startsWith("{")).length === 2, "a new open");
 });
+
+test("WKWebView transport, top frame: posts go right after open, before the hello", async () => {
+  const host = webkitHost();
+  globalThis.top = globalThis;
+  try {
+    const env = loadBridge({ webkit: host.webkit });
+    const post = env.bridge.post("share", { n: 1 });
+    await waitFor(() => host.texts().length === 3, "open, page.identity and the post, with no hello yet");
+    assert.deepEqual(host.texts().map((message) => message.type + (message.name ? ` ${message.name}` : "")), ["open", "post page.identity", "post share"]);
+    assert.equal(host.texts()[0].top, true);
+    host.receive(JSON.stringify(HELLO));
+    host.receive({ type: "reply", id: 2, ok: true, body: "shared" });
+    assert.equal(await post, "shared");
+  } finally {
+    delete globalThis.top;
+  }
+});
