@@ -71,9 +71,14 @@ for target in "${targets[@]}"; do
             -artifact_prefix="$out/crashes/$target-" -print_final_stats=1 >>"$log" 2>&1 || status=$?
     fi
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
-    edges=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
+    # libFuzzer's INITED line is after loading the corpus; its last status line is where fuzzing ended:
+    # cov is edges covered, ft coverage features, corp the corpus in memory.
+    field() { grep -E "$1" "$log" | tail -1 | grep -o "$2: [0-9]*" | grep -o '[0-9]*$' || echo 0; }
+    edges0=$(field 'INITED' cov); ft0=$(field 'INITED' ft); corp0=$(field 'INITED' corp)
+    edges=$(field '^#[0-9]+' cov); ft=$(field '^#[0-9]+' ft); corp=$(field '^#[0-9]+' corp)
     if [ "$status" = 0 ]; then
-        printf 'fuzz: %-14s ok    %8s runs in %ss, %5s edges, corpus %s\n' "$target" "$runs" "$seconds" "$edges" "$(ls "$work" | wc -l)"
+        printf 'fuzz: %-14s ok    %9s runs in %ss, edges %s -> %s, features %s -> %s, corpus %s -> %s\n' \
+            "$target" "$runs" "$seconds" "$edges0" "$edges" "$ft0" "$ft" "$corp0" "$corp"
     else
         printf 'fuzz: %-14s FAIL  (exit %s) log %s\n' "$target" "$status" "$log"
         grep -E 'property failed|Fatal error|ERROR: AddressSanitizer|Fatal error|deadly signal|Test unit written|timeout' "$log" | head -5
