@@ -43,6 +43,7 @@ enum FuzzTargets {
         ("vary", vary), ("http-date", httpDate), ("etag", etag), ("range", range),
         ("html-links", htmlLinks), ("manifest", manifest), ("url", url), ("glob", glob),
         ("set-cookie", setCookie), ("cookie-date", cookieDate), ("public-suffix", publicSuffix),
+        ("response-head", responseHead), ("ip-address", ipAddress),
     ]
 
     // MARK: JSON
@@ -172,7 +173,8 @@ enum FuzzTargets {
             guard let value = directive.value else { return directive.name }
             guard directive.isQuoted else { return "\(directive.name)=\(value)" }
             var quoted = "\""
-            for c in value { if c == "\"" || c == "\\" { quoted.append("\\") }; quoted.append(c) }
+            // By scalar: `\` or `"` followed by a combining mark is one Character, and the parser reads bytes.
+            for c in value.unicodeScalars { if c == "\"" || c == "\\" { quoted.append("\\") }; quoted.unicodeScalars.append(c) }
             return "\(directive.name)=\(quoted)\""
         }.joined(separator: ", ")
         let reparsed = CacheControl(fieldValues: [line]).directives
@@ -438,6 +440,83 @@ extension FuzzTargets {
                 require(registrable.hasSuffix("." + suffix), "registrable \(registrable), suffix \(suffix)")
                 require(!list.isPublicSuffix(registrable), "registrable \(registrable) is a public suffix")
             }
+        }
+    }
+}
+
+extension FuzzTargets {
+    // MARK: Upstream response heads
+
+    /// The upstream's bytes as `RawHeadScanner` reads them next to NIO's decoder, and each head
+    /// `RawResponseHead.parse` makes of them. A head's code is three digits; no name, value or
+    /// reason holds a line feed; no name a colon; values are trimmed; a head written back parses
+    /// to itself. Reads split anywhere (the split points come from the first bytes) give the same
+    /// heads as one read of everything.
+    static func responseHead(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 2 else { return }
+        let splits = Int(bytes[0]), responses = Int(bytes[1])
+        let stream = Array(bytes[2...])
+        var whole = RawHeadScanner()
+        let expected = whole.take(stream)
+        for head in expected {
+            require((0...999).contains(head.code), "code \(head.code)")
+            require(!head.reason.contains(0x0A), "a reason with a line feed")
+            for field in head.fields {
+                require(!field.name.contains(0x0A) && !field.name.contains(UInt8(ascii: ":")), "name \(field.name)")
+                require(!field.value.contains(0x0A), "a value with a line feed")
+                for edge in [field.value.first, field.value.last] {
+                    require(edge != 0x20 && edge != 0x09, "an untrimmed value \(field.value)")
+                }
+            }
+            require(RawResponseHead.parse(head.bytes[...]) == head, "a head written back parses differently: \(head.bytes)")
+        }
+        require(expected.count <= stream.count / 2, "\(expected.count) heads in \(stream.count) bytes")
+        // The same stream in reads of 1 to 16 bytes.
+        var scanner = RawHeadScanner()
+        var heads: [RawResponseHead] = []
+        var offset = 0, step = splits
+        while offset < stream.count {
+            let size = step & 15 + 1
+            step = step &* 31 &+ 7
+            heads += scanner.take(stream[offset..<min(stream.count, offset + size)])
+            offset += size
+        }
+        require(heads == expected, "split reads found \(heads.count) heads, one read \(expected.count)")
+        require(scanner.inBody == whole.inBody && scanner.pending == whole.pending, "split reads end in another state")
+        // After a response ends, the scanner reads the next bytes as a new scanner would.
+        for _ in 0..<(responses % 4) {
+            scanner.responseEnded()
+            require(scanner.take(stream) == expected && scanner.pending == whole.pending, "responseEnded() left state behind")
+        }
+    }
+
+    // MARK: IP addresses
+
+    /// The address parser the broker's SSRF check and the cookie jar use agrees with glibc's
+    /// inet_pton on text without brackets or a zone; an address's text parses back to it; an
+    /// IPv4-mapped IPv6 address is as public as its IPv4 address.
+    static func ipAddress(_ bytes: UnsafeRawBufferPointer) {
+        let input = text(bytes)
+        let parsed = IPAddress(input)
+        if let parsed {
+            require(parsed.bytes.count == 4 || parsed.bytes.count == 16, "\(parsed.bytes.count) bytes")
+            require(IPAddress(parsed.description) == parsed, "\(parsed) does not parse back")
+            require(IPAddress("[\(parsed.description)]") == parsed, "[\(parsed)] does not parse")
+            if parsed.bytes.count == 4 {
+                let mapped = IPAddress("::ffff:\(parsed.description)")
+                require(mapped?.isPublic == parsed.isPublic, "::ffff:\(parsed) is judged differently")
+            }
+        }
+        guard !input.contains("["), !input.contains("%"), !input.utf8.contains(0) else { return }
+        var v4 = in_addr(), v6 = in6_addr()
+        if inet_pton(AF_INET, input, &v4) == 1 {
+            let expected = withUnsafeBytes(of: &v4) { Array($0) }
+            require(parsed?.bytes == expected, "inet_pton reads \(input) as \(expected), the broker as \(parsed as Any)")
+        } else if inet_pton(AF_INET6, input, &v6) == 1 {
+            let expected = withUnsafeBytes(of: &v6) { Array($0) }
+            require(parsed?.bytes == expected, "inet_pton reads \(input) as \(expected), the broker as \(parsed as Any)")
+        } else {
+            require(parsed == nil, "the broker reads \(input) as \(parsed!), inet_pton refuses it")
         }
     }
 }

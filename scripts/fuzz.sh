@@ -58,9 +58,10 @@ for target in "${targets[@]}"; do
     # unrelated crash; libFuzzer and ASan print the stack.
     export SWIFT_BACKTRACE=enable=no
     status=0
+    : >"$log"
     if [ "$check" = 1 ]; then
         # Every committed input once (seeds and the inputs of fixed crashes): a regression fails here.
-        "$binary" -runs=0 "$seeds" >"$log" 2>&1 || status=$?
+        "$binary" -runs=0 "$seeds" >>"$log" 2>&1 || status=$?
     fi
     # The short run in `make test` starts from a fixed seed (FUZZ_SEED, default 1), so a clean
     # clone fuzzes the same inputs each time and a failure there reproduces; `make fuzz` explores.
@@ -73,7 +74,7 @@ for target in "${targets[@]}"; do
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
     # libFuzzer's INITED line is after loading the corpus; its last status line is where fuzzing ended:
     # cov is edges covered, ft coverage features, corp the corpus in memory.
-    field() { grep -E "$1" "$log" | tail -1 | grep -o "$2: [0-9]*" | grep -o '[0-9]*$' || echo 0; }
+    field() { grep -aE "$1" "$log" | tail -1 | grep -ao "$2: [0-9]*" | grep -ao '[0-9]*$' || echo 0; }
     edges0=$(field 'INITED' cov); ft0=$(field 'INITED' ft); corp0=$(field 'INITED' corp)
     edges=$(field '^#[0-9]+' cov); ft=$(field '^#[0-9]+' ft); corp=$(field '^#[0-9]+' corp)
     if [ "$status" = 0 ]; then
@@ -81,7 +82,7 @@ for target in "${targets[@]}"; do
             "$target" "$runs" "$seconds" "$edges0" "$edges" "$ft0" "$ft" "$corp0" "$corp"
     else
         printf 'fuzz: %-14s FAIL  (exit %s) log %s\n' "$target" "$status" "$log"
-        grep -E 'property failed|Fatal error|ERROR: AddressSanitizer|Fatal error|deadly signal|Test unit written|timeout' "$log" | head -5
+        grep -aE 'property failed|Fatal error|ERROR: AddressSanitizer|Fatal error|deadly signal|Test unit written|timeout' "$log" | head -5
         failed+=("$target")
     fi
 done

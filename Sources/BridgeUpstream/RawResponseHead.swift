@@ -2,16 +2,16 @@ import BridgeCore
 import NIOCore
 import NIOHTTP1
 
-/// The bytes of HTTP/1.1 response heads as they came off the wire, which SwiftNIO's parser does
-/// not keep: it drops the reason phrase (a known status gets its standard phrase, an unknown one
-/// none) and decodes header values as UTF-8, replacing bytes that are not. A browser shows both as
-/// sent, one character per byte, so the broker reads them here.
+/// Response heads as they came off the wire (`RawResponseHead`, parsed in BridgeCore), which
+/// SwiftNIO's parser does not keep: it drops the reason phrase (a known status gets its standard
+/// phrase, an unknown one none) and decodes header values as UTF-8, replacing bytes that are not.
+/// A browser shows both as sent, one character per byte, so the broker reads them here.
 ///
 /// `RawHeadRecorder` sits before the response decoder and copies each head's bytes (it needs no
 /// body framing: the decoder behind it says when a response ended); `RawHeadApplier` sits after
 /// it and puts the raw reason phrase and values into the decoded head, as byte strings
 /// (`ByteString`), with the status as `.custom` so the phrase is kept.
-enum RawResponseHead {
+extension RawResponseHead {
     /// Adds both handlers around the HTTP/1.1 response decoder of an AsyncHTTPClient connection.
     static func install(on channel: any Channel) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
@@ -23,36 +23,6 @@ enum RawResponseHead {
             try sync.addHandler(RawHeadApplier(recorder: recorder), position: .after(decoder))
         }
     }
-
-    /// A head as sent: the status code, the reason phrase and the header fields, values trimmed.
-    struct Head {
-        var code: Int
-        var reason: [UInt8]
-        var fields: [(name: [UInt8], value: [UInt8])]
-    }
-
-    /// Parses one head (status line and field lines, without the blank line); nil when it is not one.
-    static func parse(_ bytes: ArraySlice<UInt8>) -> Head? {
-        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
-            line.last == UInt8(ascii: "\r") ? line.dropLast() : line
-        }
-        guard !lines.isEmpty else { return nil }
-        let statusLine = lines.removeFirst()
-        // "HTTP/1.1 299 Custom Reason": the reason is everything after the second space.
-        let parts = statusLine.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0].starts(with: Array("HTTP/".utf8)), parts[1].count == 3,
-            let code = Int(String(decoding: parts[1], as: UTF8.self))
-        else { return nil }
-        let reason = parts.count == 3 ? Array(parts[2]) : []
-        var fields: [(name: [UInt8], value: [UInt8])] = []
-        for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
-            let value = line[line.index(after: colon)...].drop { $0 == 0x20 || $0 == 0x09 }
-            let end = value.lastIndex { $0 != 0x20 && $0 != 0x09 }.map { value.index(after: $0) } ?? value.startIndex
-            fields.append((Array(line[..<colon]), Array(value[..<end])))
-        }
-        return Head(code: code, reason: reason, fields: fields)
-    }
 }
 
 /// Copies response heads off the wire, before the decoder; see `RawResponseHead`.
@@ -60,57 +30,21 @@ final class RawHeadRecorder: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    /// The largest head kept; a longer one is left to the decoder alone (which limits heads too).
-    static let headLimit = 256 * 1024
-
-    private var inBody = false
-    private var pending: [UInt8] = []
+    private var scanner = RawHeadScanner()
     /// Heads read and not yet matched with the decoder's, oldest first.
-    var heads: [RawResponseHead.Head] = []
+    var heads: [RawResponseHead] = []
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !inBody {
-            var buffer = unwrapInboundIn(data)
-            if let bytes = buffer.readBytes(length: buffer.readableBytes) { take(bytes) }
+        if !scanner.inBody {
+            let buffer = unwrapInboundIn(data)
+            buffer.withUnsafeReadableBytes { heads += scanner.take($0) }
         }
         context.fireChannelRead(data)
     }
 
     /// The decoder passed a response's end: the next bytes start a head.
     func responseEnded() {
-        inBody = false
-        pending = []
-    }
-
-    private func take(_ bytes: [UInt8]) {
-        pending += bytes
-        while !inBody, let end = headEnd() {
-            let head = pending[..<end.head]
-            pending.removeFirst(end.next)
-            guard let parsed = RawResponseHead.parse(head) else {
-                pending = []
-                return
-            }
-            heads.append(parsed)
-            // An interim 1xx (not 101) is followed by another head; anything else by a body.
-            if !(100..<200).contains(parsed.code) || parsed.code == 101 { inBody = true }
-        }
-        if inBody { pending = [] } else if pending.count > Self.headLimit { pending = [] }
-    }
-
-    /// Where the first complete head in `pending` ends, and where the bytes after it start.
-    private func headEnd() -> (head: Int, next: Int)? {
-        var index = pending.startIndex
-        while let newline = pending[index...].firstIndex(of: UInt8(ascii: "\n")) {
-            let after = pending.index(after: newline)
-            if after < pending.endIndex, pending[after] == UInt8(ascii: "\n") { return (newline, after + 1) }
-            if after + 1 < pending.endIndex, pending[after] == UInt8(ascii: "\r"), pending[after + 1] == UInt8(ascii: "\n") {
-                return (newline, after + 2)
-            }
-            if after >= pending.endIndex { return nil }
-            index = after
-        }
-        return nil
+        scanner.responseEnded()
     }
 }
 

@@ -242,4 +242,13 @@ import Testing
     func addressClassification(address: String, isPublic: Bool) throws {
         #expect(try #require(IPAddress(address)).isPublic == isPublic)
     }
+
+    /// Text that glibc's inet_pton refuses is no address here either (found by the fuzz target
+    /// `ip-address`, inputs in Fuzz/corpus/ip-address/crash-*): `UInt16("+4", radix: 16)` is 4,
+    /// `010` is 8 to inet_aton and URL parsers but was 10 here, and an IPv4 part ends an IPv6
+    /// address, not the groups before its `::`.
+    @Test(arguments: ["+4:+4::", "::+1", "1:-0::", "010.0.0.1", "127.0.0.01", "::ffff:127.0.0.01", "0x7f.0.0.1", "١٢٧.0.0.1", "8.8.8.8::ff"])
+    func addressesInetPtonRefusesAreRefused(text: String) {
+        #expect(IPAddress(text) == nil)
+    }
 }

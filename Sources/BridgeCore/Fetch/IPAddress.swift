@@ -4,7 +4,9 @@ public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
     public let bytes: [UInt8]
 
     /// Parses dotted IPv4 or RFC 4291 IPv6 text (with `::` and an embedded IPv4 tail);
-    /// brackets and a `%zone` suffix are accepted.
+    /// brackets and a `%zone` suffix are accepted. Otherwise the text is read as glibc's
+    /// `inet_pton` reads it (the fuzz target `ip-address` compares them): a sign before a group
+    /// and a leading zero in an IPv4 part (which `inet_aton` and URL parsers read as octal) are refused.
     public init?(_ text: String) {
         var text = Substring(text)
         if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
@@ -62,7 +64,9 @@ public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
         guard parts.count == 4 else { return nil }
         var result: [UInt8] = []
         for part in parts {
-            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCIIDigit), let value = UInt8(part) else { return nil }
+            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCIIDigit), part == "0" || part.first != "0",
+                let value = UInt8(part)
+            else { return nil }
             result.append(value)
         }
         return result
@@ -72,23 +76,26 @@ public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
         guard text.contains(":") else { return nil }
         let halves = text.components(separatedBy: "::")
         guard halves.count <= 2 else { return nil }
-        func groups(_ part: String) -> [UInt8]? {
+        // An IPv4 tail ends the address: it is the last piece of the text, not of the part before `::`.
+        func groups(_ part: String, last: Bool) -> [UInt8]? {
             if part.isEmpty { return [] }
             var out: [UInt8] = []
             let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
             for (index, piece) in pieces.enumerated() {
-                if index == pieces.count - 1, piece.contains("."), let v4 = parseIPv4(piece) {
+                if last, index == pieces.count - 1, piece.contains("."), let v4 = parseIPv4(piece) {
                     out += v4
                     continue
                 }
-                guard (1...4).contains(piece.count), let value = UInt16(piece, radix: 16) else { return nil }
+                guard (1...4).contains(piece.count), piece.allSatisfy(\.isHexDigit), piece.allSatisfy(\.isASCII),
+                    let value = UInt16(piece, radix: 16)
+                else { return nil }
                 out += [UInt8(value >> 8), UInt8(value & 0xFF)]
             }
             return out
         }
-        guard let head = groups(halves[0]) else { return nil }
+        guard let head = groups(halves[0], last: halves.count == 1) else { return nil }
         if halves.count == 1 { return head.count == 16 ? head : nil }
-        guard let tail = groups(halves[1]), head.count + tail.count <= 14 else { return nil }
+        guard let tail = groups(halves[1], last: true), head.count + tail.count <= 14 else { return nil }
         return head + [UInt8](repeating: 0, count: 16 - head.count - tail.count) + tail
     }
 }
