@@ -48,7 +48,7 @@ def default_binary():
 class FuzzedBroker:
     """`bridge-broker serve` with its output in a file (a pipe nobody reads could fill up)."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, cache_dir=None):
         self.origin_port = free_port()
         self.origin = f"http://127.0.0.1:{self.origin_port}"
         self.log_path = pathlib.Path(tempfile.mkstemp(prefix="bridge-fuzz-", suffix=".log")[1])
@@ -59,7 +59,7 @@ class FuzzedBroker:
         env["ASAN_OPTIONS"] = "quarantine_size_mb=8:detect_leaks=0:" + env.get("ASAN_OPTIONS", "")
         env["SWIFT_BACKTRACE"] = "enable=no"
         command = [str(binary), "serve", "--port", "0", "--demo-origin", str(self.origin_port),
-                   "--cache-dir", tempfile.mkdtemp(prefix="bridge-fuzz-cache-"), "--web-root", str(ROOT),
+                   "--cache-dir", str(cache_dir or tempfile.mkdtemp(prefix="bridge-fuzz-cache-")), "--web-root", str(ROOT),
                    "--allow-url", "http://127.0.0.1:*", "--max-message-bytes", "65536"]
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + 120
