@@ -78,6 +78,15 @@ struct CacheControlTests {
         #expect(cc.hasInvalid("y") && cc.arguments("no-store") == [nil])
     }
 
+    /// A quoted string left open by a trailing backslash after junk once read past the line's
+    /// end and trapped: a crash of the broker on an origin's `Cache-Control` (fuzz target
+    /// `cache-control`, input Fuzz/corpus/cache-control/crash-trailing-backslash-after-junk).
+    @Test(arguments: [#"a="b"x"\"#, #"a="b" "\"#, #"max-age=1, a="b"x"\"#, #"a="b"x"\\"#])
+    func trailingBackslashInJunkIsInvalidNotACrash(line: String) {
+        let cc = CacheControl(fieldValues: [line])
+        #expect(cc.hasInvalid("a"))
+    }
+
     @Test func staleWindowsUseSmallestValidValue() {
         let d = ResponseDirectives(CacheControl(fieldValues: [
             "stale-while-revalidate=60, stale-while-revalidate=30", "stale-if-error=abc, stale-if-error=100",
