@@ -27,12 +27,25 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     }
 
     func write(_ chunk: [UInt8]) async -> Bool {
-        let problem: (any Error)? = state.withLock { state in
+        let problem = chunk.withUnsafeBytes { append($0) }
+        return await settle(problem)
+    }
+
+    /// Writes the frame's bytes straight from its memory: no `[UInt8]` copy of every chunk of a
+    /// body that is being stored and sent.
+    func write(frame: FrameBuffer) async -> Bool {
+        let problem = frame.withUnsafeBytes { append($0) }
+        return await settle(problem)
+    }
+
+    /// Appends `bytes` to the buffer or the body file; the error that ends the entry, if any.
+    private func append(_ bytes: UnsafeRawBufferPointer) -> (any Error)? {
+        state.withLock { state in
             guard !state.abandoned else { return CancellationError() }
-            state.size += chunk.count
+            state.size += bytes.count
             guard state.size <= store.maximumEntryBytes else { return CancellationError() }
             do {
-                if state.file == nil, state.buffer.count + chunk.count > store.configuration.inlineThreshold {
+                if state.file == nil, state.buffer.count + bytes.count > store.configuration.inlineThreshold {
                     let name = UUID().uuidString.lowercased()
                     // open(2) itself: FileManager.createFile writes an empty file atomically (a
                     // temporary file and a rename), two file creations where one will do.
@@ -40,21 +53,25 @@ final class SQLiteEntryWriter: CacheEntryWriter {
                     guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                     let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                     (state.file, state.fileName) = (handle, name)
-                    try handle.write(contentsOf: state.buffer)
+                    try state.buffer.withUnsafeBytes { try writeAll($0, to: descriptor) }
                     state.checksum.update(state.buffer)
                     state.buffer = []
                 }
                 if let file = state.file {
-                    try file.write(contentsOf: chunk)
-                    state.checksum.update(chunk)
+                    try writeAll(bytes, to: file.fileDescriptor)
+                    state.checksum.update(bytes)
                 } else {
-                    state.buffer.append(contentsOf: chunk)
+                    state.buffer.append(contentsOf: bytes)
                 }
                 return nil
             } catch {
                 return error
             }
         }
+    }
+
+    /// True when the append went through; otherwise logs a real failure and drops the entry.
+    private func settle(_ problem: (any Error)?) async -> Bool {
         guard let problem else { return true }
         if !(problem is CancellationError) { store.failed(problem, while: "writing a body of \(entry.url)") }
         await discard()
@@ -96,5 +113,19 @@ final class SQLiteEntryWriter: CacheEntryWriter {
             return state.fileName
         }
         if let name { try? FileManager.default.removeItem(atPath: store.bodiesPath + "/" + name) }
+    }
+}
+
+/// write(2) until every byte is out (a regular file takes all of them unless the disk is full),
+/// retried on EINTR; no Foundation wrapper in between.
+private func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        offset += written
     }
 }

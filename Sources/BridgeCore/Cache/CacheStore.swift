@@ -55,10 +55,17 @@ extension CacheStore {
 public protocol CacheEntryWriter: Sendable {
     /// Appends a chunk; false when the entry was abandoned (over the size limit, write error).
     func write(_ chunk: [UInt8]) async -> Bool
+    /// Appends the bytes of a frame that is about to be sent; the frame is not changed. A writer
+    /// that can write from the frame's memory avoids a copy of every chunk (the default copies).
+    func write(frame: FrameBuffer) async -> Bool
     /// Makes the entry visible, atomically; false when it could not be stored.
     func commit() async -> Bool
     /// Drops everything written so far; nothing becomes visible.
     func discard() async
+}
+
+extension CacheEntryWriter {
+    public func write(frame: FrameBuffer) async -> Bool { await write(frame.bytes) }
 }
 
 /// A stored body, read chunk by chunk so that large bodies never sit whole in memory.

@@ -119,19 +119,19 @@ final class TeeBody: Sendable {
     }
 
     func next() async throws -> [UInt8]? {
-        try await pass(source.next) { $0 }
+        try await pass(source.next) { await writer.write($0) }
     }
 
-    /// `next` through the source's `nextFrame` (which it must have): the frame goes on, a copy
-    /// of its bytes to the cache.
+    /// `next` through the source's `nextFrame` (which it must have): the frame goes on, and the
+    /// writer takes its bytes from the frame's memory before it is sent.
     func nextFrame(headroom: Int, limit: Int) async throws -> FrameBuffer? {
         guard let nextFrame = source.nextFrame else { preconditionFailure("the source body fills no frames") }
-        return try await pass({ try await nextFrame(headroom, limit) }) { $0.bytes }
+        return try await pass({ try await nextFrame(headroom, limit) }) { await writer.write(frame: $0) }
     }
 
     /// Pulls one chunk, writes its bytes to the entry and passes it on; ends the entry at the
     /// body's end or on an error.
-    private func pass<Chunk>(_ pull: () async throws -> Chunk?, bytes: (Chunk) -> [UInt8]) async throws -> Chunk? {
+    private func pass<Chunk>(_ pull: () async throws -> Chunk?, write: (Chunk) async -> Bool) async throws -> Chunk? {
         let chunk: Chunk?
         do {
             chunk = try await pull()
@@ -143,7 +143,7 @@ final class TeeBody: Sendable {
             await end(commit: true)
             return nil
         }
-        if phase.withLock({ $0 == .writing }), !(await writer.write(bytes(chunk))) {
+        if phase.withLock({ $0 == .writing }), !(await write(chunk)) {
             await end(commit: false)
         }
         return chunk
