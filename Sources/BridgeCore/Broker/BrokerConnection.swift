@@ -338,6 +338,9 @@ final class PostEntry: @unchecked Sendable {
     /// Set when a deadline the handler set (`HandlerCall.withDeadline`) passed; its task is
     /// cancelled then.
     var deadlinePassed = false
+    /// What an immediate handler kept for `handle` (`HandlerCall.keepForHandle`): written before
+    /// the post's task is created, read only by that task.
+    var prepared: (any Sendable)?
 
     init(token: UInt64, id: Int?, meter: (any PostMeter)? = nil) {
         self.token = token

@@ -18,6 +18,14 @@ public struct HandlerCall: Sendable {
         self.entry = entry
     }
 
+    /// Keeps what `ImmediateBridgeHandler.handleImmediately` worked out (a parsed request) for
+    /// `handle`, when it returns nil: set on the connection's thread before the post's task
+    /// starts, read in that task.
+    func keepForHandle(_ value: any Sendable) { entry.prepared = value }
+
+    /// What `handleImmediately` kept with `keepForHandle`, if anything.
+    var keptForHandle: (any Sendable)? { entry.prepared }
+
     /// Whether the post was cancelled or its connection closed.
     public var isCancelled: Bool { Task.isCancelled || entry.isCancelled }
 

@@ -70,6 +70,16 @@ extension HTTPCache {
             template: template)
     }
 
+    /// The cheap part of `immediateHit`'s test: false when it would surely return nil for
+    /// `url` (no entry for it in memory, a commit for it still running, or a mode that never
+    /// reads the cache), so a miss skips working out the request's headers first.
+    public func mayServeImmediately(url: String, mode: CacheMode) -> Bool {
+        guard mode != .noStore, mode != .reload else { return false }
+        let key = CacheKey.primary(for: url)
+        guard !commits.isPending(key), let candidates = store.entriesWithoutWaiting(for: key) else { return false }
+        return !candidates.isEmpty
+    }
+
     /// Whether a request carries nothing that changes how a stored response is chosen:
     /// no `Cache-Control`, `Pragma`, precondition or `Range` fields.
     static func hasNoCacheDirectives(_ headers: HeaderList) -> Bool {

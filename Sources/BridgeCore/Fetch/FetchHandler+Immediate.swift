@@ -20,8 +20,12 @@ extension FetchHandler: ImmediateBridgeHandler {
         guard let cache, call.connection.sink.isWritable else { return nil }
         let request: FetchRequest
         do { request = try FetchRequest(json: call.body, page: call.connection.info.isPage) } catch { return .failure(error) }
+        // A post that goes on to `handle` takes this parse with it instead of parsing again.
+        call.keepForHandle(request)
         // Stored Set-Cookie lines for a headless client come from the task's delivery.
         guard request.method == "GET", request.body == .none, !request.exposeSetCookie else { return nil }
+        // A miss stops here, before the hop's headers and cookies are worked out for nothing.
+        guard cache.mayServeImmediately(url: request.url, mode: request.cache) else { return nil }
         if case .refused = rules.check(FetchRequest.ruleForm(of: request.url)) { return nil }
         let configuration = call.configuration
         let bodyLimit: Int

@@ -26,7 +26,7 @@ public struct FetchHandler: BridgeHandler {
     }
 
     public func handle(_ call: HandlerCall) async throws -> JSONValue {
-        let request = try FetchRequest(json: call.body, page: call.connection.info.isPage)
+        let request = try (call.keptForHandle as? FetchRequest) ?? FetchRequest(json: call.body, page: call.connection.info.isPage)
         let groupToken = request.group.map { call.connection.groups.start(group: $0) }
         defer {
             if let group = request.group, let groupToken { call.connection.groups.finish(group: group, token: groupToken) }
