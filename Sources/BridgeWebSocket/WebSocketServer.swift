@@ -144,8 +144,13 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     func sessionClosed() { openSessions.subtract(1, ordering: .relaxed) }
 
     func scheduleService(of session: WebSocketSession) {
-        pending.withLock { $0.append(session) }
-        loop.wake()
+        // One wake-up per batch: until the service thread drains the list, the wake-up already
+        // sent for its first session covers the ones queued after it.
+        let first = pending.withLock { list -> Bool in
+            list.append(session)
+            return list.count == 1
+        }
+        if first { loop.wake() }
     }
 
     /// Service thread: drains the sessions other threads asked to be serviced.

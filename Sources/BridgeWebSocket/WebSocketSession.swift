@@ -153,65 +153,81 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         if pending { lws_callback_on_writable(wsi) }
     }
 
-    /// Writes one fragment; returns -1 when the connection must close now.
+    /// Bytes one writable callback may write before it yields to the other connections.
+    static let writeBudget = 256 * 1024
+
+    /// Writes what is queued, one fragment per `lws_write`, while the socket takes it (up to
+    /// `writeBudget`); returns -1 when the connection must close now.
+    ///
+    /// A response is several frames (the `response` event, body frames, the reply) that are
+    /// usually all queued by the time the service thread gets here. Writing them in one callback
+    /// instead of one per callback saves a turn of the service loop (a poll and a callback) per
+    /// frame; `lws_send_pipe_choked` is libwebsockets' check that another write will not block.
     func writable() -> Int32 {
         guard let wsi else { return -1 }
-        if current == nil {
-            enum Next { case frame(OutboundFrame), close(UInt16, String), nothing }
-            let next: Next = shared.withLock { state in
-                if state.head < state.queue.count {
-                    let frame = state.queue[state.head]
-                    // Drop the queue's reference now: a producer that keeps the queue
-                    // non-empty must not keep every frame it ever sent alive.
-                    state.queue[state.head].buffer = Self.spent
-                    state.head += 1
-                    if state.head == state.queue.count {
-                        state.queue.removeAll(keepingCapacity: true)
-                        state.head = 0
-                    } else if state.head >= 64, state.head * 2 >= state.queue.count {
-                        state.queue.removeFirst(state.head)
-                        state.head = 0
+        var budget = Self.writeBudget
+        while true {
+            if current == nil {
+                enum Next { case frame(OutboundFrame), close(UInt16, String), nothing }
+                let next: Next = shared.withLock { state in
+                    if state.head < state.queue.count {
+                        let frame = state.queue[state.head]
+                        // Drop the queue's reference now: a producer that keeps the queue
+                        // non-empty must not keep every frame it ever sent alive.
+                        state.queue[state.head].buffer = Self.spent
+                        state.head += 1
+                        if state.head == state.queue.count {
+                            state.queue.removeAll(keepingCapacity: true)
+                            state.head = 0
+                        } else if state.head >= 64, state.head * 2 >= state.queue.count {
+                            state.queue.removeFirst(state.head)
+                            state.head = 0
+                        }
+                        return .frame(frame)
                     }
-                    return .frame(frame)
+                    if let close = state.close { return .close(close.code, close.reason) }
+                    state.writeScheduled = false
+                    return .nothing
                 }
-                if let close = state.close { return .close(close.code, close.reason) }
-                state.writeScheduled = false
-                return .nothing
+                switch next {
+                case .frame(let frame): current = frame
+                case .close(let code, let reason):
+                    bridge_lws_close_reason(wsi, Int32(code), reason)
+                    return -1
+                case .nothing: return 0
+                }
             }
-            switch next {
-            case .frame(let frame): current = frame
-            case .close(let code, let reason):
-                bridge_lws_close_reason(wsi, Int32(code), reason)
-                return -1
-            case .nothing: return 0
+            guard var frame = current else { return 0 }
+            let remaining = frame.buffer.count - frame.sent
+            let count = min(remaining, fragmentBytes)
+            let first = frame.sent == 0
+            let final = count == remaining
+            // The frame's memory is ours alone (no copy-on-write): lws writes its header into the
+            // LWS_PRE bytes before the fragment, which are headroom or payload already sent.
+            let start = frame.buffer.frameStart.assumingMemoryBound(to: UInt8.self) + frame.sent
+            let written = bridge_lws_write(wsi, start, count, frame.binary ? 1 : 0, first ? 1 : 0, final ? 1 : 0)
+            if written < 0 { return -1 }
+            traffic?.sent.add(count, ordering: .relaxed)
+            frame.sent += count
+            current = final ? nil : frame
+            let sentFrame = final ? frame.buffer.count : 0
+            let (more, resume) = shared.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                let more = !final || state.head < state.queue.count || state.close != nil
+                state.writeScheduled = more
+                guard final else { return (more, []) }
+                state.queuedBytes -= sentFrame
+                guard state.queuedBytes <= Self.lowWater, !state.waiters.isEmpty else { return (more, []) }
+                defer { state.waiters = [] }
+                return (more, state.waiters)
+            }
+            resume.forEach { $0.resume() }
+            guard more else { return 0 }
+            budget -= count
+            if budget <= 0 || lws_send_pipe_choked(wsi) != 0 {
+                lws_callback_on_writable(wsi)
+                return 0
             }
         }
-        guard var frame = current else { return 0 }
-        let remaining = frame.buffer.count - frame.sent
-        let count = min(remaining, fragmentBytes)
-        let first = frame.sent == 0
-        let final = count == remaining
-        // The frame's memory is ours alone (no copy-on-write): lws writes its header into the
-        // LWS_PRE bytes before the fragment, which are headroom or payload already sent.
-        let start = frame.buffer.frameStart.assumingMemoryBound(to: UInt8.self) + frame.sent
-        let written = bridge_lws_write(wsi, start, count, frame.binary ? 1 : 0, first ? 1 : 0, final ? 1 : 0)
-        if written < 0 { return -1 }
-        traffic?.sent.add(count, ordering: .relaxed)
-        frame.sent += count
-        current = final ? nil : frame
-        let sentFrame = final ? frame.buffer.count : 0
-        let (more, resume) = shared.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-            let more = !final || state.head < state.queue.count || state.close != nil
-            state.writeScheduled = more
-            guard final else { return (more, []) }
-            state.queuedBytes -= sentFrame
-            guard state.queuedBytes <= Self.lowWater, !state.waiters.isEmpty else { return (more, []) }
-            defer { state.waiters = [] }
-            return (more, state.waiters)
-        }
-        resume.forEach { $0.resume() }
-        if more { lws_callback_on_writable(wsi) }
-        return 0
     }
 
     // Stands in for a frame already taken from the queue.
