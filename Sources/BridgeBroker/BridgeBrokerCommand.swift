@@ -1,4 +1,7 @@
 import ArgumentParser
+import Foundation
+import NIOCore
+import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,6 +20,7 @@ struct BridgeBrokerCommand: AsyncParsableCommand {
         // A peer that goes away must give EPIPE, not kill the process.
         signal(SIGPIPE, SIG_IGN)
         keepFreedMemory()
+        runTasksOnEventLoops()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -27,6 +31,19 @@ struct BridgeBrokerCommand: AsyncParsableCommand {
         } catch {
             exit(withError: error)
         }
+    }
+
+    /// Makes the process's tasks run on SwiftNIO's event loops (the threads of the upstream
+    /// client, the test origin and the bench's clients) instead of Swift's cooperative pool.
+    ///
+    /// A fetch's task waits on AsyncHTTPClient for the response head and every body chunk; each
+    /// of those waits ends on an event loop thread, and with the cooperative pool the task then
+    /// continues on another thread: a thread switch each time, several per request. On the event
+    /// loops the task continues on the loop that resumed it (`EventLoopGroup.any()` is sticky).
+    /// `BRIDGE_BROKER_SWIFT_POOL=1` keeps Swift's pool, to compare (docs/BENCHMARKS.md).
+    static func runTasksOnEventLoops() {
+        guard ProcessInfo.processInfo.environment["BRIDGE_BROKER_SWIFT_POOL"] != "1" else { return }
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     }
 
     /// Keeps memory the process frees for reuse instead of giving it back to the kernel at once.
