@@ -20,7 +20,7 @@ struct UpstreamOptions: ParsableArguments {
     var noProxy: [String] = []
     @Option(
         name: .customLong("upstream-connections-per-host"),
-        help: "Open at most N HTTP/1.1 connections to one upstream host at a time (1-256; a browser uses 6).")
+        help: "Open at most N HTTP/1.1 connections to one upstream host at a time (1-256, default 16; a browser uses 6).")
     var upstreamConnectionsPerHost = BrokerServerConfiguration().upstreamConnectionsPerHost
 
     func validate() throws {

@@ -24,7 +24,7 @@ public struct BrokerServerConfiguration: Sendable {
     public var upstreamProxy: UpstreamProxy?
     /// The most HTTP/1.1 connections open to one upstream host at a time
     /// (`--upstream-connections-per-host`, at least 1). A cold page of R resources behind an
-    /// origin of latency L loads in about ceil(R / N) * L; a browser uses 6.
+    /// origin of latency L loads in about ceil(R / N) * L; a browser uses 6. Default 16.
     public var upstreamConnectionsPerHost = HTTPUpstreamClient.defaultConnectionsPerHost
     /// The directory for the broker's files (its SQLite database).
     public var cacheDirectory = BrokerServerConfiguration.defaultCacheDirectory

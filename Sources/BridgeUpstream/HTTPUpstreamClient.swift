@@ -34,9 +34,12 @@ public final class HTTPUpstreamClient: UpstreamClient {
     /// The most pinned clients kept; the least recently used is shut down beyond it.
     static let maxPinnedClients = 64
 
-    /// The default `connectionsPerHost`: AsyncHTTPClient's own default, two more than a
-    /// browser's 6 for HTTP/1.1 (see `serve --upstream-connections-per-host`).
-    public static let defaultConnectionsPerHost = 8
+    /// The default `connectionsPerHost`: 16. A cold page of 30 resources behind an origin of
+    /// 50 ms then takes two rounds of the latency instead of four with AsyncHTTPClient's own 8
+    /// (`make bench-pageload`: 0.61x the browser's cold load against 0.86x). It bounds only a
+    /// page's live requests to an HTTP/1.1 origin: HTTP/2 multiplexes them on one connection,
+    /// and preloads keep their own `perHost` limit (docs/BENCHMARKS.md, "Connections per host").
+    public static let defaultConnectionsPerHost = 16
 
     /// Creates the client on the shared event loop group, sending through `proxy` if given and
     /// opening at most `connectionsPerHost` HTTP/1.1 connections to one host (at least 1).

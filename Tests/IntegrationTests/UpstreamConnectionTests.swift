@@ -7,10 +7,15 @@ import Testing
 /// `upstreamConnectionsPerHost` (`--upstream-connections-per-host`): a page's requests to one
 /// host go out on that many connections at once, no more and no fewer.
 @Suite(.serialized) struct UpstreamConnectionTests {
-    @Test(arguments: [3, 8])
-    func requestsUseExactlyTheConfiguredConnectionsInParallel(limit: Int) async throws {
+    /// nil: the configuration's default, which is `HTTPUpstreamClient.defaultConnectionsPerHost` (16).
+    @Test(arguments: [3, nil])
+    func requestsUseExactlyTheConfiguredConnectionsInParallel(configured: Int?) async throws {
         let latency = Duration.milliseconds(150)
-        let harness = try await BrokerHarness.start(originLatency: latency) { $0.upstreamConnectionsPerHost = limit }
+        let limit = configured ?? 16
+        #expect(BrokerServerConfiguration().upstreamConnectionsPerHost == 16)
+        let harness = try await BrokerHarness.start(originLatency: latency) { configuration in
+            if let configured { configuration.upstreamConnectionsPerHost = configured }
+        }
         defer { Task { await harness.stop() } }
         let client = try await harness.client()
         defer { client.close() }
