@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""CPU time and context switches of the broker process alone, per fetch (docs/BENCHMARKS.md).
+
+`bridge-broker bench` runs the broker, the origin and the clients in one process, so its wall
+times move with the machine's load and its CPU figures mix all of them. This runs the origin in
+a process of its own (`serve --demo-origin`), a broker in another, and a Python client that
+fetches one request at a time; `perf stat -p` counts only the broker's CPU time and context
+switches over the counted requests. Each variant is a binary, optionally with environment
+settings (`BINARY:NAME=VALUE,...`); variants run in turn, `--rounds` times.
+
+    python3 scripts/broker_cpu.py --mode no-store --size 1024 --requests 1500 \\
+        .build/release/bridge-broker .build/release/bridge-broker:BRIDGE_BROKER_SWIFT_POOL=1
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from headless_client import BridgeConnection  # noqa: E402
+
+
+def start(binary, args, env):
+    process = subprocess.Popen([binary, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env=env)
+    while True:
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{binary} exited before it listened")
+        match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+        if match and "bridge-broker" in line:
+            return process, int(match.group(1))
+
+
+def measure(binary, extra_env, args, origin_port):
+    env = dict(os.environ, **extra_env)
+    broker, port = start(binary, ["--cache-dir", tempfile.mkdtemp(prefix="broker-cpu-"), "--allow-url", "http://127.0.0.1:*"], env)
+    try:
+        connection = BridgeConnection(f"ws://127.0.0.1:{port}/bridge")
+        kind, hello = connection.receive()
+        assert kind == "text" and hello["type"] == "hello", hello
+        base = f"http://127.0.0.1:{origin_port}/bytes/{args.size}?mode={args.mode}"
+
+        def fetch(index):
+            reply = connection.post("fetch", {"url": f"{base}&i={index}", "responseBody": "binary", "progress": False,
+                                              "cache": args.mode}, on_frame=lambda frame: None)
+            assert reply.get("ok"), reply
+
+        for index in range(args.warmup):
+            fetch(-index - 1)
+        perf = subprocess.Popen(["perf", "stat", "-x,", "-e", "task-clock,context-switches", "-p", str(broker.pid)],
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3)  # perf attaches
+        started = time.time()
+        for index in range(args.requests):
+            fetch(index)
+        wall = time.time() - started
+        perf.send_signal(signal.SIGINT)
+        report = perf.communicate()[1]
+        cpu = float(re.search(r"^([\d.]+),msec,task-clock", report, re.M).group(1))
+        switches = int(re.search(r"^(\d+),,context-switches", report, re.M).group(1))
+        return cpu, switches, wall
+    finally:
+        broker.terminate()
+        broker.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mode", default="no-store", choices=["no-store", "default"], help="the fetch's cache mode")
+    parser.add_argument("--size", type=int, default=1024, help="body bytes")
+    parser.add_argument("--requests", type=int, default=1500, help="counted requests per run")
+    parser.add_argument("--warmup", type=int, default=200, help="requests before counting")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("variants", nargs="+", metavar="BINARY[:NAME=VALUE,...]")
+    args = parser.parse_args()
+    origin_port = 20000 + os.getpid() % 20000
+    origin, _ = start(args.variants[0].partition(":")[0],
+                      ["--demo-origin", str(origin_port), "--cache-dir", tempfile.mkdtemp(prefix="broker-cpu-origin-")], dict(os.environ))
+    print(f"| variant | round | CPU µs per request | context switches per request | wall µs per request |", flush=True)
+    print("|---|---|---|---|---|", flush=True)
+    try:
+        for round_number in range(1, args.rounds + 1):
+            for variant in args.variants:
+                binary, _, settings = variant.partition(":")
+                extra = dict(setting.split("=", 1) for setting in settings.split(",") if setting)
+                cpu, switches, wall = measure(binary, extra, args, origin_port)
+                n = args.requests
+                print(f"| {os.path.basename(binary)} {settings or ''} | {round_number} | {cpu / n * 1000:.0f} | {switches / n:.1f} | {wall / n * 1e6:.0f} |", flush=True)
+    finally:
+        origin.terminate()
+        origin.wait()
+
+
+if __name__ == "__main__":
+    main()
