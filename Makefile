@@ -3,7 +3,7 @@ SWIFT ?= swift
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps shim test-deps test test-asan test-fuzz fuzz test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-fleet bench-webkit bench-webkit-binary conformance host-app webview-app clean
+.PHONY: run build deps shim test-deps test test-asan test-tsan test-fuzz fuzz test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-fleet bench-webkit bench-webkit-binary conformance host-app webview-app clean
 
 deps:
 	@scripts/install-deps.sh
@@ -53,6 +53,23 @@ test: test-deps test-shim
 test-asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --build-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=16 SWIFT=$(SWIFT) scripts/swift-test.sh --sanitize=address --build-path .build-asan
+
+## The Swift tests built with ThreadSanitizer (not in `make test`: a third full build). The
+## suppressions in scripts/tsan.supp are explained line by line there.
+test-tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build-tsan
+	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan.supp halt_on_error=0 exitcode=66" SWIFT=$(SWIFT) scripts/swift-test.sh --sanitize=thread --build-path .build-tsan
+
+test-swift: deps
+	$(SWIFT) test
+
+test-js: bridge-js/bridge.js
+	cd bridge-js && node --test test/
+
+## The shim's build: its tokenizer, minifier and source map, and that the committed bridge.js is
+## what bridge-js/src gives (this runs before anything rebuilds it).
+test-shim:
+	python3 -m pytest -q tests/shim
 
 ## Every fuzz target's committed corpus once, then FUZZ_SECONDS (3) of fuzzing each, and 15 s of the
 ## protocol fuzzer against a broker (the ASan build in .build-asan if there is one) (docs/RELIABILITY.md).
