@@ -38,10 +38,28 @@ extension HTTPCache {
     public func immediateHit(
         url: String, headers: HeaderList, mode: CacheMode, bodyLimit: Int, accept: (CachedResponse) -> Bool
     ) -> ImmediateHit? {
+        guard let candidates = immediateCandidates(url: url, mode: mode) else { return nil }
+        return immediateHit(from: candidates, url: url, headers: headers, mode: mode, bodyLimit: bodyLimit, accept: accept)
+    }
+
+    /// The stored responses in memory an immediate hit for `url` would choose from; nil when it
+    /// would surely be none (no entry in memory, a commit for the URL still running, or a mode that
+    /// never reads the cache). The cheap part of the test, so a miss skips working out the
+    /// request's headers; its answer goes to `immediateHit(from:...)`, which does the rest.
+    public func immediateCandidates(url: String, mode: CacheMode) -> [CachedResponse]? {
+        guard mode != .noStore, mode != .reload else { return nil }
         let key = CacheKey.primary(for: url)
         guard !commits.isPending(key), let candidates = store.entriesWithoutWaiting(for: key), !candidates.isEmpty else {
             return nil
         }
+        return candidates
+    }
+
+    /// `immediateHit` for the `candidates` that `immediateCandidates(url:mode:)` gave.
+    public func immediateHit(
+        from candidates: [CachedResponse], url: String, headers: HeaderList, mode: CacheMode, bodyLimit: Int,
+        accept: (CachedResponse) -> Bool
+    ) -> ImmediateHit? {
         let now = clock.now()
         let entry: CachedResponse, template: HitTemplate, currentAge: Double
         if mode == .default, candidates.count == 1, Self.hasNoCacheDirectives(headers), candidates[0].matches(requestHeaders: headers) {
@@ -68,16 +86,6 @@ extension HTTPCache {
         return ImmediateHit(
             entry: entry, age: freshness.ageHeaderValue, ttl: CacheStatusEntry.ttl(freshness.timeToLive), body: body,
             template: template)
-    }
-
-    /// The cheap part of `immediateHit`'s test: false when it would surely return nil for
-    /// `url` (no entry for it in memory, a commit for it still running, or a mode that never
-    /// reads the cache), so a miss skips working out the request's headers first.
-    public func mayServeImmediately(url: String, mode: CacheMode) -> Bool {
-        guard mode != .noStore, mode != .reload else { return false }
-        let key = CacheKey.primary(for: url)
-        guard !commits.isPending(key), let candidates = store.entriesWithoutWaiting(for: key) else { return false }
-        return !candidates.isEmpty
     }
 
     /// Whether a request carries nothing that changes how a stored response is chosen:

@@ -25,7 +25,7 @@ extension FetchHandler: ImmediateBridgeHandler {
         // Stored Set-Cookie lines for a headless client come from the task's delivery.
         guard request.method == "GET", request.body == .none, !request.exposeSetCookie else { return nil }
         // A miss stops here, before the hop's headers and cookies are worked out for nothing.
-        guard cache.mayServeImmediately(url: request.url, mode: request.cache) else { return nil }
+        guard let candidates = cache.immediateCandidates(url: request.url, mode: request.cache) else { return nil }
         if case .refused = rules.check(FetchRequest.ruleForm(of: request.url)) { return nil }
         let configuration = call.configuration
         let bodyLimit: Int
@@ -40,7 +40,7 @@ extension FetchHandler: ImmediateBridgeHandler {
         let hops = HopIdentity(request: request, identity: RequestIdentity(connection: call.connection), jar: cookies)
         guard let hit = cache.immediateHit(
             // A body over the flow-control window goes through the task, which waits for credit.
-            url: request.url, headers: hops.headers(request.headers, url: request.url, method: "GET", tainted: false), mode: request.cache,
+            from: candidates, url: request.url, headers: hops.headers(request.headers, url: request.url, method: "GET", tainted: false), mode: request.cache,
             bodyLimit: min(bodyLimit, request.window ?? Int.max),
             accept: { entry in
                 !(follows && Self.redirectStatuses.contains(entry.status) && entry.headers.contains("location"))
