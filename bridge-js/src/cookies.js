@@ -12,6 +12,7 @@
 
 import { global } from "./env.js";
 import { hasPageSchemeAndHost, isHttpPage, settleQuietly } from "./identity.js";
+import { soon } from "./util.js";
 
 /** The name in a cookie string ("name=value; attributes", or "value" for a nameless cookie). */
 function cookieName(text) {
@@ -79,11 +80,9 @@ export function createCookieBridge(post) {
   function readForRequest() {
     if (snapshot === null) {
       snapshot = read();
-      const forget = () => {
+      soon(() => {
         snapshot = null;
-      };
-      if (typeof global.queueMicrotask === "function") global.queueMicrotask(forget);
-      else Promise.resolve().then(forget);
+      });
     }
     return snapshot;
   }

@@ -29,7 +29,7 @@ import { insideRealWebKit, installMessageHandlersPolyfill } from "./message-hand
 import { PageProgress } from "./progress.js";
 import { UrlRules } from "./rules.js";
 import { httpOriginOfSocket, isHttpUrl } from "./urls.js";
-import { reportError } from "./util.js";
+import { reportError, soon } from "./util.js";
 import { createXMLHttpRequestClass } from "./xhr.js";
 
 // A page that includes the shim twice (script tag and import) must keep one connection.
@@ -58,8 +58,7 @@ function start() {
   // with this file's big top-level functions on the stack V8 re-parses all of them to find it
   // (3 ms of main-thread CPU in a trace, more than the rest of the start). From a microtask the
   // stack holds only small functions. A module's importer may also call connect({token}) first.
-  const startSoon = typeof global.queueMicrotask === "function" ? global.queueMicrotask : (fn) => Promise.resolve().then(fn);
-  startSoon(() => {
+  soon(() => {
     if (!client.started && config.autoConnect) client.connect({});
   });
 

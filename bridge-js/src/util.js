@@ -6,6 +6,12 @@ export const hasOwn = (object, key) => Object.prototype.hasOwnProperty.call(obje
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const clamp01 = (value) => (value > 1 ? 1 : value > 0 ? value : 0);
 
+/** Runs `fn` in a microtask: after the current script or task, before the next one. */
+export function soon(fn) {
+  if (typeof global.queueMicrotask === "function") global.queueMicrotask(fn);
+  else Promise.resolve().then(fn);
+}
+
 export function now() {
   const performance = global.performance;
   return performance && typeof performance.now === "function" ? performance.now() : Date.now();
