@@ -51,6 +51,21 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
         var replies = 0
         var lastReply: ContinuousClock.Instant?
         var deliveries = 0
+
+        /// Takes the frames at the head of the queue that one delivery carries (a script or an
+        /// answer): up to `limit` bytes, or the first frame alone when it is larger; a delivery
+        /// that carries any is counted.
+        mutating func takeBatch(limit: Int) -> (frames: [[UInt8]], bytes: Int) {
+            var count = 0, bytes = 0
+            while count < frames.count, count == 0 || bytes + frames[count].count <= limit {
+                bytes += frames[count].count
+                count += 1
+            }
+            let batch = Array(frames[..<count])
+            frames.removeFirst(count)
+            if count > 0 { deliveries += 1 }
+            return (batch, bytes)
+        }
     }
 
     /// Replies sent to the page so far, and when the last one was queued.
@@ -173,31 +188,18 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
     /// On the main thread: hands what is queued to the page.
     private func flush() {
         if case .evaluate(let evaluate) = delivery { return flushScripts(evaluate) }
-        let taken: (frames: [[UInt8]], close: (code: UInt16, reason: String)?)? = state.withLock { state in
+        let taken: (frames: [[UInt8]], bytes: Int, close: (code: UInt16, reason: String)?)? = state.withLock { state in
             state.scheduled = false
             guard held != nil, !state.frames.isEmpty || state.closing != nil || !sessionSent else { return nil }
-            var count = 0, bytes = 0
-            while count < state.frames.count, count == 0 || bytes + state.frames[count].count <= Self.batchBytes {
-                bytes += state.frames[count].count
-                count += 1
-            }
-            let frames = Array(state.frames[..<count])
-            state.frames.removeFirst(count)
-            state.pendingBytes -= bytes
-            if count > 0 { state.deliveries += 1 }
+            let batch = state.takeBatch(limit: Self.batchBytes)
             // The end goes after the last frame queued before it.
             let close = state.frames.isEmpty ? state.closing.take() : nil
-            return (frames, close)
+            return (batch.frames, batch.bytes, close)
         }
         guard let taken, let current = held else { return }
         held = nil
         answer(current, frames: taken.frames, close: taken.close)
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
-            guard state.pendingBytes <= highWater else { return [] }
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
+        delivered(taken.bytes)
     }
 
     /// On the main thread: hands the queued calls to the page in scripts of at most `batchBytes`
@@ -209,13 +211,9 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
                     state.scheduled = false
                     return nil
                 }
-                var taken = 0, bytes = 0
-                while taken < state.frames.count, taken == 0 || bytes + state.frames[taken].count <= Self.batchBytes {
-                    bytes += state.frames[taken].count
-                    taken += 1
-                }
+                let batch = state.takeBatch(limit: Self.batchBytes)
                 var script: [UInt8] = []
-                script.reserveCapacity(bytes + 96)
+                script.reserveCapacity(batch.bytes + 96)
                 if started {
                     script += Array("if(window.__bridgeBrokerSession===\(session)){".utf8)
                 } else {
@@ -225,11 +223,9 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
                     started = true
                 }
                 script += Array("const r=window.__bridgeBrokerReceive;".utf8)
-                for call in state.frames[..<taken] { script += call }
+                for call in batch.frames { script += call }
                 script.append(UInt8(ascii: "}"))
-                state.frames.removeFirst(taken)
-                state.deliveries += 1
-                return (String(decoding: script, as: UTF8.self), bytes)
+                return (String(decoding: script, as: UTF8.self), batch.bytes)
             }
             guard let next else { return }
             evaluate(next.script) { [self] in delivered(next.bytes) }
