@@ -93,15 +93,7 @@ struct BodyChecksumTests {
 
     @Test func aDatabaseWithoutTheChecksumColumnGetsIt() async throws {
         let directory = TemporaryDirectory()
-        do {
-            let old = try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName)
-            try old.execute(BrokerDatabase.cacheSchema.replacingOccurrences(of: ", checksum INTEGER", with: ""))
-            try old.execute("""
-                INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed)
-                VALUES (1, 'https://a.test/old', '{"names":[],"values":[],"wildcard":false}', 200, '[["cache-control","max-age=60"]]', 1, 1, 3, NULL, 1);
-                INSERT INTO cache_bodies VALUES (1, x'010203');
-                """)
-        }
+        try writeOldDatabase(in: directory, without: ", checksum INTEGER")
         let cache = SQLiteCacheStore(configuration: configuration(directory))
         #expect(cache.disabledReason == nil)
         #expect(try await read(cache, "https://a.test/old") == [1, 2, 3])

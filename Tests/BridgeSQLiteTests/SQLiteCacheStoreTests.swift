@@ -50,6 +50,22 @@ func waitAWhile(for timeout: Duration = .seconds(30), until condition: () async 
     while ContinuousClock.now < deadline, await !condition() { try await Task.sleep(for: .milliseconds(5)) }
 }
 
+/// Writes the database an older broker left in `directory`: the cache table without `column` (as
+/// `BrokerDatabase.cacheSchema` writes it, say ", checksum INTEGER"), `schema` as its version in
+/// `meta` when given, and one entry for https://a.test/old with `status` and the inline body 01 02 03.
+func writeOldDatabase(in directory: TemporaryDirectory, without column: String, schema: Int? = nil, status: Int = 200) throws {
+    let old = try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName)
+    if let schema {
+        try old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '\(schema)')")
+    }
+    try old.execute(BrokerDatabase.cacheSchema.replacingOccurrences(of: column, with: ""))
+    try old.execute("""
+        INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed)
+        VALUES (1, 'https://a.test/old', '{"names":[],"values":[],"wildcard":false}', \(status), '[["cache-control","max-age=60"]]', 1, 1, 3, NULL, 1);
+        INSERT INTO cache_bodies VALUES (1, x'010203');
+        """)
+}
+
 func configuration(_ directory: TemporaryDirectory, disk: Int = 64 << 20, memory: Int = 8 << 20) -> SQLiteCacheStoreConfiguration {
     var configuration = SQLiteCacheStoreConfiguration(directory: directory.path)
     configuration.diskCapacity = disk
@@ -115,17 +131,8 @@ struct SQLiteCacheStoreTests {
 
     @Test func rowsFromBeforeStoredPhrasesServeTheStandardOne() async throws {
         let directory = TemporaryDirectory()
-        do {
-            // A schema 4 database: no status_text column.
-            let old = try SQLiteConnection(path: directory.path + "/" + BrokerDatabase.fileName)
-            try old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '4')")
-            try old.execute(BrokerDatabase.cacheSchema.replacingOccurrences(of: ", status_text TEXT", with: ""))
-            try old.execute("""
-                INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, file, accessed)
-                VALUES (1, 'https://a.test/old', '{"names":[],"values":[],"wildcard":false}', 404, '[["cache-control","max-age=60"]]', 1, 1, 3, NULL, 1);
-                INSERT INTO cache_bodies VALUES (1, x'010203');
-                """)
-        }
+        // A schema 4 database: no status_text column.
+        try writeOldDatabase(in: directory, without: ", status_text TEXT", schema: 4, status: 404)
         let cache = SQLiteCacheStore(configuration: configuration(directory))
         #expect(cache.disabledReason == nil)
         let found = try #require(await cache.entries(for: "https://a.test/old").first)
