@@ -47,6 +47,14 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         var buffer: FrameBuffer
         var binary: Bool
         var sent = 0
+        /// The bytes it counts for in `queuedBytes` (a batch: those of the frames it joined).
+        var queued: Int
+
+        init(buffer: FrameBuffer, binary: Bool) {
+            self.buffer = buffer
+            self.binary = binary
+            queued = buffer.count
+        }
     }
 
     init(id: UInt64, owner: SessionOwner, fragmentBytes: Int, traffic: TrafficCounters? = nil) {
@@ -168,29 +176,33 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         var budget = Self.writeBudget
         while true {
             if current == nil {
-                enum Next { case frame(OutboundFrame), close(UInt16, String), nothing }
+                enum Next { case frames([OutboundFrame]), close(UInt16, String), nothing }
                 let next: Next = shared.withLock { state in
                     if state.head < state.queue.count {
-                        let frame = state.queue[state.head]
-                        // Drop the queue's reference now: a producer that keeps the queue
-                        // non-empty must not keep every frame it ever sent alive.
-                        state.queue[state.head].buffer = Self.spent
-                        state.head += 1
-                        if state.head == state.queue.count {
-                            state.queue.removeAll(keepingCapacity: true)
-                            state.head = 0
-                        } else if state.head >= 64, state.head * 2 >= state.queue.count {
-                            state.queue.removeFirst(state.head)
-                            state.head = 0
+                        var frames = [Self.take(&state)]
+                        // Whole responses queued one after the other go as one batch message.
+                        if frames[0].binary, frames[0].buffer.joinable {
+                            var bytes = frames[0].buffer.count
+                            while state.head < state.queue.count, state.queue[state.head].binary, state.queue[state.head].buffer.joinable,
+                                bytes + state.queue[state.head].buffer.count <= Self.batchBytes {
+                                bytes += state.queue[state.head].buffer.count
+                                frames.append(Self.take(&state))
+                            }
                         }
-                        return .frame(frame)
+                        return .frames(frames)
                     }
                     if let close = state.close { return .close(close.code, close.reason) }
                     state.writeScheduled = false
                     return .nothing
                 }
                 switch next {
-                case .frame(let frame): current = frame
+                case .frames(let frames) where frames.count == 1: current = frames[0]
+                case .frames(let frames):
+                    // Copied outside the lock; the batch counts for the bytes its frames were queued with.
+                    var batch = OutboundFrame(
+                        buffer: BinaryFrameHeader.batchFrame(of: frames.map(\.buffer), headroom: bridge_lws_pre()), binary: true)
+                    batch.queued = frames.reduce(0) { $0 + $1.queued }
+                    current = batch
                 case .close(let code, let reason):
                     bridge_lws_close_reason(wsi, Int32(code), reason)
                     return -1
@@ -210,7 +222,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             traffic?.sent.add(count, ordering: .relaxed)
             frame.sent += count
             current = final ? nil : frame
-            let sentFrame = final ? frame.buffer.count : 0
+            let sentFrame = final ? frame.queued : 0
             let (more, resume) = shared.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                 let more = !final || state.head < state.queue.count || state.close != nil
                 state.writeScheduled = more
@@ -232,6 +244,28 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
 
     // Stands in for a frame already taken from the queue.
     private static let spent = FrameBuffer(headroom: 0, capacity: 0)
+
+    /// The most bytes of whole responses joined into one batch message: the page takes a few
+    /// messages instead of one per response, and the first response of a batch does not wait
+    /// for more than this much behind it.
+    static let batchBytes = 256 * 1024
+
+    /// Takes the frame at the queue's head.
+    private static func take(_ state: inout Shared) -> OutboundFrame {
+        let frame = state.queue[state.head]
+        // Drop the queue's reference now: a producer that keeps the queue non-empty must not
+        // keep every frame it ever sent alive.
+        state.queue[state.head].buffer = spent
+        state.head += 1
+        if state.head == state.queue.count {
+            state.queue.removeAll(keepingCapacity: true)
+            state.head = 0
+        } else if state.head >= 64, state.head * 2 >= state.queue.count {
+            state.queue.removeFirst(state.head)
+            state.head = 0
+        }
+        return frame
+    }
 
     /// Whether the connection has closed (readable from any thread).
     var isClosed: Bool { shared.withLock { $0.closed } }

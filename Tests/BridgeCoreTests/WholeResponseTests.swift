@@ -68,6 +68,19 @@ struct WholeResponseTests {
         #expect(progress.last?["body"]?["finished"] == 1 && progress.last?["body"]?["progress"] == 1)
     }
 
+    @Test func aBatchFrameHoldsEachFrameAfterItsLength() {
+        let first = BinaryFrameHeader.wholeResponseFrame(id: 7, head: Array("{}".utf8), body: [1, 2, 3], headroom: 16)
+        let second = BinaryFrameHeader.wholeResponseFrame(id: 1 << 40, head: Array("{\"a\":1}".utf8), body: [], headroom: 0)
+        let batch = BinaryFrameHeader.batchFrame(of: [first, second], headroom: 16)
+        #expect(batch.headroom == 16)
+        let bytes = batch.bytes
+        #expect(Array(bytes[0..<10]) == [BinaryFrameHeader.batch, BinaryFrameHeader.endFlag, 0, 0, 0, 0, 0, 0, 0, 0])
+        #expect(Array(bytes[10..<14]) == [0, 0, 0, UInt8(first.count)] && Array(bytes[14..<(14 + first.count)]) == first.bytes)
+        let next = 14 + first.count
+        #expect(Array(bytes[next..<(next + 4)]) == [0, 0, 0, UInt8(second.count)] && Array(bytes[(next + 4)...]) == second.bytes)
+        #expect(bytes.count == 10 + 8 + first.count + second.count)
+    }
+
     @Test func aBadWholeIsABadRequest() async throws {
         let hit = HitRig()
         for (id, value) in [(1, JSONValue.integer(-1)), (2, "big"), (3, .integer(1 << 41))] {
@@ -75,5 +88,7 @@ struct WholeResponseTests {
             let reply = try await hit.sink.reply(id)
             #expect(reply["error"]?["code"] == "bad_request", "\(value)")
         }
+        hit.send("/image", id: 4, [("whole", 5), ("batch", "yes")])
+        #expect(try await hit.sink.reply(4)["error"]?["code"] == "bad_request", "batch must be a boolean")
     }
 }

@@ -4,7 +4,7 @@
 import { utf8ByteLength } from "./bytes.js";
 import {
   DEFAULT_BACKOFF, DEFAULT_BROKER_URL, DEFAULT_QUEUE_TIMEOUT_MS, EARLY_IN_FLIGHT, EARLY_POST_BYTES, EMPTY_BYTES,
-  FRAME_HEADER_BYTES, FRAME_KIND_BODY, FRAME_KIND_WHOLE, MARKER, UPLOAD_CHUNK_BYTES,
+  BATCH_LENGTH_BYTES, FRAME_HEADER_BYTES, FRAME_KIND_BATCH, FRAME_KIND_BODY, FRAME_KIND_WHOLE, MARKER, UPLOAD_CHUNK_BYTES,
 } from "./constants.js";
 import { global } from "./env.js";
 import { BridgeError, abortReason, errorFromBroker } from "./errors.js";
@@ -252,6 +252,7 @@ export class Client {
   onBinary(data) {
     const frame = decodeFrame(data);
     if (frame && frame.kind === FRAME_KIND_WHOLE) return this.onWhole(frame);
+    if (frame && frame.kind === FRAME_KIND_BATCH) return this.onBatch(frame.payload);
     if (!frame || frame.kind !== FRAME_KIND_BODY) {
       this.report(new BridgeError("bad_message", "bridge-js received a malformed binary frame"));
       return;
@@ -259,6 +260,22 @@ export class Client {
     const exchange = this.pending.get(frame.id);
     if (exchange && !exchange.settled && exchange.spec.onBinary) {
       safeCall(exchange.spec.onBinary, frame.payload, frame.end);
+    }
+  }
+
+  /** A batch: whole-response frames (of posts that asked with `batch`), each after its length. */
+  onBatch(bytes) {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let at = 0; at < bytes.byteLength; ) {
+      const length = at + BATCH_LENGTH_BYTES <= bytes.byteLength ? view.getUint32(at) : -1;
+      const begin = at + BATCH_LENGTH_BYTES;
+      const frame = length >= 0 && begin + length <= bytes.byteLength ? decodeFrame(bytes.subarray(begin, begin + length)) : null;
+      if (!frame || frame.kind !== FRAME_KIND_WHOLE) {
+        this.report(new BridgeError("bad_message", "bridge-js received a malformed batch frame"));
+        return;
+      }
+      this.onWhole(frame);
+      at = begin + length;
     }
   }
 

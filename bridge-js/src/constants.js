@@ -12,6 +12,10 @@ export const FRAME_KIND_BODY = 0x01;
 export const FRAME_KIND_WHOLE = 0x02;
 export const WHOLE_HEAD_LENGTH_BYTES = 4;
 export const WHOLE_RESPONSE_BYTES = 256 * 1024;
+// A batch (docs/PROTOCOL.md): several whole-response frames of posts that asked with `batch` in one
+// message, each after its length.
+export const FRAME_KIND_BATCH = 0x03;
+export const BATCH_LENGTH_BYTES = 4;
 export const FRAME_FLAG_END = 0x01;
 export const TWO_POW_32 = 4294967296;
 export const UPLOAD_CHUNK_BYTES = 256 * 1024;

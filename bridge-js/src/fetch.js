@@ -94,6 +94,9 @@ class FetchRun {
       // A small response the broker has complete at once (a cache hit from memory) comes as one
       // frame, head and body (onWhole), instead of an event, body frames and a reply.
       whole: WHOLE_RESPONSE_BYTES,
+      // Several of them may come joined in one message: one task of the page's main thread for
+      // the hits the broker answered together, instead of one each.
+      batch: true,
       timeout: plan.timeout != null ? Number(plan.timeout) : context.config.requestTimeout,
     };
     Object.assign(body, identityFields(plan, context.cookies.documentCookieFor(parsed, plan.credentials)));

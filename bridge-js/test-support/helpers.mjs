@@ -132,6 +132,17 @@ export function encodeFrame(id, payload, end = false, kind = 1) {
   return frame;
 }
 
+/** A whole-response frame (kind 0x02): the head's length, the head as JSON, the body. */
+export function wholeFrame(id, head, body) {
+  const headBytes = new TextEncoder().encode(JSON.stringify(head));
+  const bodyBytes = typeof body === "string" ? new TextEncoder().encode(body) : new Uint8Array(body);
+  const payload = new Uint8Array(4 + headBytes.byteLength + bodyBytes.byteLength);
+  new DataView(payload.buffer).setUint32(0, headBytes.byteLength);
+  payload.set(headBytes, 4);
+  payload.set(bodyBytes, 4 + headBytes.byteLength);
+  return encodeFrame(id, payload, true, 2);
+}
+
 export function decodeFrame(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return {
@@ -266,13 +277,20 @@ export class FakeWebSocket {
 
   /** A whole-response frame (kind 0x02): the reply body `head` as JSON, then `body`. */
   pushWhole(id, head, body) {
-    const headBytes = new TextEncoder().encode(JSON.stringify(head));
-    const bodyBytes = typeof body === "string" ? new TextEncoder().encode(body) : new Uint8Array(body);
-    const payload = new Uint8Array(4 + headBytes.byteLength + bodyBytes.byteLength);
-    new DataView(payload.buffer).setUint32(0, headBytes.byteLength);
-    payload.set(headBytes, 4);
-    payload.set(bodyBytes, 4 + headBytes.byteLength);
-    this.onmessage?.({ data: encodeFrame(id, payload, true, 2).buffer });
+    this.onmessage?.({ data: wholeFrame(id, head, body).buffer });
+  }
+
+  /** A batch frame (kind 0x03) of whole responses, `[id, head, body]` each, as one message. */
+  pushBatch(responses) {
+    const frames = responses.map(([id, head, body]) => wholeFrame(id, head, body));
+    const payload = new Uint8Array(frames.reduce((total, frame) => total + 4 + frame.byteLength, 0));
+    let at = 0;
+    for (const frame of frames) {
+      new DataView(payload.buffer).setUint32(at, frame.byteLength);
+      payload.set(frame, at + 4);
+      at += 4 + frame.byteLength;
+    }
+    this.onmessage?.({ data: encodeFrame(0, payload, true, 3).buffer });
   }
 
   fail(id, code, message = `${code} happened`) {

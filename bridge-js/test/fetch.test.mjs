@@ -452,6 +452,40 @@ test("a whole-response frame (head and body in one) resolves the fetch with a Re
   assert.equal((await empty.arrayBuffer()).byteLength, 0);
 });
 
+test("a batch frame of whole responses resolves each fetch in order; a malformed one is reported and the rest wait on", async () => {
+  const env = loadBridge();
+  const errors = [];
+  env.bridge.on("error", (error) => errors.push(error.code));
+  const ws = await env.open();
+  const head = (name, bytes) => ({ url: `https://cdn.example.com/${name}`, status: 200, statusText: "OK", redirected: false,
+    headers: [["content-type", "text/plain"]], bodyEncoding: "binary", body: null, bodyBytes: bytes, cache: { status: "hit", age: 0 } });
+  const names = ["a", "b", "c"];
+  const pending = names.map((name) => fetch(`https://cdn.example.com/${name}`));
+  const posts = [];
+  for (const _ of names) posts.push(await ws.nextPost("fetch"));
+  assert.ok(posts.every((post) => post.body.batch === true && post.body.whole === 256 * 1024), "fetch lets its whole responses come joined");
+  const order = [];
+  pending.forEach((promise, index) => promise.then(() => order.push(names[index])));
+  ws.pushBatch([[posts[1].id, head("b", 2), "bb"], [posts[0].id, head("a", 1), "a"]]);
+  const [a, b] = await Promise.all(pending.slice(0, 2));
+  assert.deepEqual(order, ["b", "a"], "in the batch's order");
+  assert.equal(await a.text(), "a");
+  assert.equal(await b.text(), "bb");
+  // A length that runs past the batch's end: reported, nothing resolved from it.
+  const cut = new Uint8Array(8);
+  new DataView(cut.buffer).setUint32(0, 999);
+  ws.onmessage({ data: encodeFrame(0, cut, true, 3).buffer });
+  // A frame of another kind inside a batch: reported too.
+  const body = encodeFrame(posts[2].id, "x", true, 1);
+  const wrong = new Uint8Array(4 + body.byteLength);
+  new DataView(wrong.buffer).setUint32(0, body.byteLength);
+  wrong.set(body, 4);
+  ws.onmessage({ data: encodeFrame(0, wrong, true, 3).buffer });
+  assert.deepEqual(errors, ["bad_message", "bad_message"]);
+  ws.pushBatch([[posts[2].id, head("c", 3), "ccc"]]);
+  assert.equal(await (await pending[2]).text(), "ccc");
+});
+
 test("a whole response to a fetch with a signal still fails its unread body on abort", async () => {
   const env = loadBridge();
   const ws = await env.open();

@@ -146,3 +146,69 @@ def test_fetch_streams_binary_bodies_both_ways(broker):
     assert chunks[-1][1] == 1 and all(chunk[1] == 0 for chunk in chunks[:-1])
     names = [value["name"] for kind, value in frames if kind == "text"]
     assert names[0] == "response"
+
+
+def send_at_once(connection, posts):
+    """Sends the posts in one write, as a browser's network service passes on a page's posts, so
+    that the broker reads them in one service turn."""
+    written = []
+    sock = connection.sock
+
+    class Collect:
+        sendall = written.append
+
+    connection.sock = Collect()
+    try:
+        for post in posts:
+            connection.send_json(post)
+    finally:
+        connection.sock = sock
+    sock.sendall(b"".join(written))
+
+
+def whole_frames(message):
+    """The whole-response frames (id, head, body) of one binary message: itself, or those of a batch."""
+    kind, flags, frame_id = message[0], message[1], struct.unpack("!Q", message[2:10])[0]
+    if kind == 0x02:
+        length = struct.unpack("!I", message[10:14])[0]
+        return [(frame_id, json.loads(message[14:14 + length]), message[14 + length:])]
+    assert kind == 0x03 and flags == 0x01 and frame_id == 0, message[:10]
+    frames, at = [], 10
+    while at < len(message):
+        length = struct.unpack("!I", message[at:at + 4])[0]
+        assert message[at + 4] == 0x02 and at + 4 + length <= len(message)
+        frames += whole_frames(message[at + 4:at + 4 + length])
+        at += 4 + length
+    return frames
+
+
+def test_whole_responses_of_posts_that_ask_for_batch_come_joined(broker):
+    # docs/PROTOCOL.md, "Batches of whole responses": hits answered in one service turn go as a
+    # few messages; posts that do not ask get one whole frame each, as before.
+    connection, _ = connect(broker)
+    urls = [f"{broker.origin}/cached?cc=max-age%3D600&size={1000 + n}" for n in range(12)]
+    for url in urls:
+        assert connection.post("fetch", {"url": url}, on_frame=lambda frame: None)["ok"]
+    for batch, first_id in ((True, 100), (False, 200)):
+        posts = [{"type": "post", "name": "fetch", "id": first_id + n,
+                  "body": {"url": url, "responseBody": "binary", "whole": 65536, **({"batch": True} if batch else {})}}
+                 for n, url in enumerate(urls)]
+        send_at_once(connection, posts)
+        messages, seen = [], {}
+        while len(seen) < len(urls):
+            kind, value = connection.receive()
+            assert kind == "binary", value
+            messages.append(value)
+            for frame_id, head, body in whole_frames(value):
+                assert frame_id not in seen
+                seen[frame_id] = (head, body)
+        assert sorted(seen) == [first_id + n for n in range(len(urls))]
+        for n in range(len(urls)):
+            head, body = seen[first_id + n]
+            assert head["status"] == 200 and head["cache"]["status"] == "hit" and len(body) == 1000 + n
+        kinds = [message[0] for message in messages]
+        if batch:
+            assert 0x03 in kinds and len(messages) < len(urls), kinds
+        else:
+            assert kinds == [0x02] * len(urls)
+    assert connection.post("echo", 1, on_frame=lambda frame: None)["body"] == 1, "the connection goes on"

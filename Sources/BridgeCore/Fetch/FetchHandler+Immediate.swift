@@ -136,8 +136,9 @@ struct ImmediateHitDelivery {
         trace.finish()
         if let group = request.group, let groupToken { connection.groups.finish(group: group, token: groupToken) }
         if whole, let id = call.id {
-            return .wholeResponse(
-                BinaryFrameHeader.wholeResponseFrame(id: id, head: reply.bytes, body: hit.body, headroom: connection.sink.frameHeadroom))
+            let frame = BinaryFrameHeader.wholeResponseFrame(id: id, head: reply.bytes, body: hit.body, headroom: connection.sink.frameHeadroom)
+            frame.joinable = request.batch
+            return .wholeResponse(frame)
         }
         return .encodedBody(reply.bytes)
     }

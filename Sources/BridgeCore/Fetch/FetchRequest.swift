@@ -92,6 +92,9 @@ public struct FetchRequest: Sendable {
     /// The largest body the client takes in one whole-response frame (head and body in one binary
     /// frame instead of the `response` event, body frames and reply); nil: never (*addition*).
     public var whole: Int?
+    /// With `whole`: the whole-response frame may come joined with others in one batch frame
+    /// (*addition*, docs/PROTOCOL.md "Batches of whole responses").
+    public var batch = false
 
     /// A request body as the client gave it.
     public enum Body: Sendable, Equatable {
@@ -195,6 +198,7 @@ public struct FetchRequest: Sendable {
             guard (0...(1 << 40)).contains(bytes) else { throw BridgeError(.badRequest, "\"whole\" must be 0 to 2^40 bytes") }
             whole = bytes
         }
+        batch = try FetchRequest.bool(object, "batch") ?? false
     }
 
     /// `headers` (values as byte strings, `ByteString`) as this request asks them written.

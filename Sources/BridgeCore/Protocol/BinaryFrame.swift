@@ -14,6 +14,12 @@ public struct BinaryFrameHeader: Sendable, Equatable {
     public static let wholeResponse: UInt8 = 0x02
     /// The size of the head length that follows the header in a whole-response frame.
     public static let wholeHeadLengthSize = 4
+    /// A batch, broker to client only (*addition*): several whole-response frames of posts that
+    /// asked with `batch` joined into one message, each after its length as a 32-bit big-endian
+    /// integer (docs/PROTOCOL.md, "Batches of whole responses"). Its id is 0 and END is set.
+    public static let batch: UInt8 = 0x03
+    /// The size of the length before each frame in a batch.
+    public static let batchLengthSize = 4
 
     /// The post the chunk belongs to.
     public var id: Int
@@ -88,6 +94,21 @@ public struct BinaryFrameHeader: Sendable, Equatable {
         framed.append(contentsOf: head)
         framed.append(contentsOf: body)
         return framed
+    }
+
+    /// A batch frame holding `frames` (whole-response frames), built after `headroom` free bytes:
+    /// the header (kind `batch`, id 0, END set), then each frame after its length. Each frame's
+    /// bytes are copied once, into the batch.
+    public static func batchFrame(of frames: [FrameBuffer], headroom: Int) -> FrameBuffer {
+        let capacity = size + frames.reduce(0) { $0 + batchLengthSize + $1.count }
+        let batched = FrameBuffer(headroom: headroom, capacity: capacity)
+        BinaryFrameHeader(id: 0, isEnd: true).forEachByte(kind: batch) { batched.append($0) }
+        for frame in frames {
+            let length = UInt32(frame.count)
+            for shift in stride(from: 24, through: 0, by: -8) { batched.append(UInt8(truncatingIfNeeded: length >> UInt32(shift))) }
+            frame.withUnsafeBytes { batched.append(contentsOf: $0) }
+        }
+        return batched
     }
 
     /// A whole frame built after `headroom` free bytes, so a transport that writes its own

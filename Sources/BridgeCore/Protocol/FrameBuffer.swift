@@ -17,6 +17,9 @@ public final class FrameBuffer: @unchecked Sendable {
     public private(set) var capacity: Int
     /// The frame's bytes so far, headroom excluded.
     public private(set) var count = 0
+    /// A whole-response frame of a post that asked for `batch`: a transport may join it with the
+    /// such frames queued right after it into one batch frame (`BinaryFrameHeader.batchFrame`).
+    public var joinable = false
     private let base: UnsafeMutableRawPointer
 
     /// Creates an empty frame of at most `capacity` bytes after `headroom` free bytes.
