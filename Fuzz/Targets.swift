@@ -329,9 +329,15 @@ enum FuzzTargets {
 
     // MARK: URL normalisation
 
-    /// A normalised URL is http(s), normalises to itself, and has a rule form with its port.
+    /// Wherever the ASCII fast path reads a URL, it reads what `URLComponents` reads. A normalised
+    /// URL is http(s), normalises to itself, and has a rule form with its port.
     static func url(_ bytes: UnsafeRawBufferPointer) {
         let value = text(bytes)
+        if let fast = URLParts.ascii(value) {
+            let slow = URLParts.foundation(value)
+            require(slow == fast, "\(value.debugDescription): fast path \(fast), URLComponents \(slow.map { "\($0)" } ?? "nil")")
+            require(FetchRequest.referrerForm(of: value) == FetchRequest.foundationReferrerForm(of: value), "referrer form of \(value)")
+        }
         guard let normalized = try? FetchRequest.normalize(url: value) else { return }
         require(normalized.hasPrefix("http://") || normalized.hasPrefix("https://"), "\(value) -> \(normalized)")
         require(!normalized.contains("#"), "\(normalized) keeps a fragment")

@@ -11,14 +11,14 @@ public struct CookieURL: Sendable, Equatable {
 
     /// Parses an absolute http(s) URL; nil for anything else.
     public init?(_ url: String) {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", var host = components.percentEncodedHost?.lowercased(), !host.isEmpty
+        guard let components = URLParts(url), let scheme = components.scheme,
+            scheme == "http" || scheme == "https", var host = components.host, !host.isEmpty
         else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix(".") { host.removeLast() }
         self.scheme = scheme
         self.host = Punycode.asciiDomain(host)
-        path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        path = components.path.isEmpty ? "/" : components.path
     }
 
     /// Whether the host is an IPv4 or IPv6 address.

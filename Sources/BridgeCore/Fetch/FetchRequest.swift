@@ -214,6 +214,13 @@ public struct FetchRequest: Sendable {
     /// A URL stripped for use as a referrer (Referrer Policy §8.4): no fragment, no credentials;
     /// nil when it is not an absolute http(s) URL.
     public static func referrerForm(of text: String) -> String? {
+        // A URL the ASCII path reads has no credentials, and its fragment is what normalising drops.
+        if URLParts.ascii(text) != nil { return try? normalize(url: text) }
+        return foundationReferrerForm(of: text)
+    }
+
+    /// `referrerForm(of:)` through `URLComponents`, for any URL (`URLPartsTests` compares).
+    static func foundationReferrerForm(of text: String) -> String? {
         guard var components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", components.host?.isEmpty == false
         else { return nil }
@@ -246,23 +253,23 @@ public struct FetchRequest: Sendable {
     private static let ruleForms = URLMemo()
 
     private static func parts(of text: String) throws(BridgeError) -> (scheme: String, host: String, port: Int, rest: String) {
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
+        guard let components = URLParts(text), let scheme = components.scheme else {
             throw BridgeError(.badRequest, "\"\(text)\" is not an absolute URL")
         }
         guard scheme == "http" || scheme == "https" else {
             throw BridgeError(.badRequest, "\"\(text)\" is not an http or https URL")
         }
-        guard let host = components.percentEncodedHost?.lowercased(), !host.isEmpty else {
+        guard let host = components.host, !host.isEmpty else {
             throw BridgeError(.badRequest, "\"\(text)\" has no host")
         }
-        guard components.user == nil, components.password == nil else {
+        guard !components.hasCredentials else {
             throw BridgeError(.badRequest, "\"\(text)\" has credentials in it; send an Authorization header instead")
         }
         let port = components.port ?? (scheme == "https" ? 443 : 80)
         guard (1...65535).contains(port) else { throw BridgeError(.badRequest, "\"\(text)\" has an invalid port") }
         let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        let query = components.percentEncodedQuery.map { "?\($0)" } ?? ""
+        let path = components.path.isEmpty ? "/" : components.path
+        let query = components.query.map { "?\($0)" } ?? ""
         return (scheme, hostPart, port, path + query)
     }
 
