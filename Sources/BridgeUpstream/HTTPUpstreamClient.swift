@@ -77,6 +77,10 @@ public final class HTTPUpstreamClient: UpstreamClient {
         configuration.timeout = .init(connect: .seconds(15), read: nil)
         configuration.dnsOverride = dnsOverride
         configuration.httpVersion = .automatic
+        // No spans: the default is swift-distributed-tracing's global tracer, a no-op one unless a
+        // host app bootstraps another, and even the no-op span costs a Foundation URL parse and
+        // its attributes per request.
+        configuration.tracing.tracer = nil
         // A refused connection must fail the fetch at once, as in a browser, not after the
         // pool has retried for the whole connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -86,14 +90,22 @@ public final class HTTPUpstreamClient: UpstreamClient {
     }
 
     public func send(_ request: UpstreamRequest) async throws -> UpstreamResponse {
-        guard let components = URLComponents(string: request.url), let rawHost = components.host else {
-            throw BridgeError(.badRequest, "\(request.url) is not a valid URL")
+        let host: String
+        let port: Int?
+        let secure: Bool
+        if let parts = URLParts.ascii(request.url), let asciiHost = parts.host {
+            // A plain ASCII URL: its host has nothing to decode (URLParts' fast path).
+            (host, port, secure) = (asciiHost, parts.port, parts.scheme == "https")
+        } else {
+            guard let components = URLComponents(string: request.url), let rawHost = components.host else {
+                throw BridgeError(.badRequest, "\(request.url) is not a valid URL")
+            }
+            // An IPv6 literal comes bracketed ("[::1]").
+            host = rawHost.hasPrefix("[") && rawHost.hasSuffix("]") ? String(rawHost.dropFirst().dropLast()) : rawHost
+            (port, secure) = (components.port, components.scheme?.lowercased() == "https")
         }
-        // An IPv6 literal comes bracketed ("[::1]").
-        let host = rawHost.hasPrefix("[") && rawHost.hasSuffix("]") ? String(rawHost.dropFirst().dropLast()) : rawHost
-        let secure = components.scheme?.lowercased() == "https"
-        if let proxy, !proxy.bypasses(host: host, port: components.port ?? (secure ? 443 : 80)) {
-            return try await sendThroughProxy(request, proxy: proxy, host: host, port: components.port, secure: secure)
+        if let proxy, !proxy.bypasses(host: host, port: port ?? (secure ? 443 : 80)) {
+            return try await sendThroughProxy(request, proxy: proxy, host: host, port: port, secure: secure)
         }
         let client = try await pinnedClient(for: host, allowed: request.addressAllowed)
         return try await execute(request, on: client)

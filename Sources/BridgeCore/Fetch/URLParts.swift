@@ -10,23 +10,23 @@ import Foundation
 /// anything else (non-ASCII, credentials, an IP-literal, a percent-encoded or unusual host,
 /// a byte `URLComponents` would encode or reject, an odd port) falls back to `foundation(_:)`.
 /// `URLPartsTests` and the `url` fuzz target check that the two agree wherever `ascii` answers.
-struct URLParts: Equatable, Sendable {
+public struct URLParts: Equatable, Sendable {
     /// The scheme, lower-case; nil when the URL has none.
-    var scheme: String?
+    public var scheme: String?
     /// The percent-encoded host, lower-case, IPv6 brackets kept; nil when there is none.
-    var host: String?
+    public var host: String?
     /// The port written in the URL.
-    var port: Int?
+    public var port: Int?
     /// Whether the URL has a user or a password in it.
-    var hasCredentials: Bool
+    public var hasCredentials: Bool
     /// The percent-encoded path, as written (possibly empty).
-    var path: String
+    public var path: String
     /// The percent-encoded query without its `?`; nil when there is none.
-    var query: String?
+    public var query: String?
 
     /// The parts of `text`: the ASCII fast path when it applies, `URLComponents` otherwise; nil
     /// when `URLComponents` cannot parse it.
-    init?(_ text: String) {
+    public init?(_ text: String) {
         guard let parts = URLParts.ascii(text) ?? URLParts.foundation(text) else { return nil }
         self = parts
     }
@@ -53,7 +53,7 @@ struct URLParts: Equatable, Sendable {
     /// (not an `xn--` label, which IDNA checks), the port 1 to 65535 without leading zeros, and
     /// every byte of the path, query and fragment is one RFC 3986 allows there unencoded (a `%`
     /// followed by two hex digits). nil for anything else: not an answer, a "use the slow path".
-    static func ascii(_ text: String) -> URLParts? {
+    public static func ascii(_ text: String) -> URLParts? {
         text.utf8.withContiguousStorageIfAvailable(ascii) ?? nil
     }
 
