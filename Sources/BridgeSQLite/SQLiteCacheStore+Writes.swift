@@ -16,7 +16,7 @@ extension SQLiteCacheStore {
     public func makeWriter(for entry: CachedResponse, expectedLength: Int?) async -> (any CacheEntryWriter)? {
         guard writer != nil, acceptsWrites else { return nil }
         if let expectedLength, expectedLength > maximumEntryBytes { return nil }
-        return SQLiteEntryWriter(store: self, entry: entry)
+        return SQLiteEntryWriter(store: self, entry: entry, expectedLength: expectedLength)
     }
 
     /// Inserts a complete entry, deletes the variants it replaces and evicts beyond the capacity,

@@ -16,6 +16,9 @@ public struct SQLiteCacheStoreConfiguration: Sendable {
     public var inlineThreshold = 256 * 1024
     /// The size of the chunks a file body is read in.
     public var readChunkBytes = 256 * 1024
+    /// The most body-file bytes waiting to be written (store-wide) before a response being
+    /// stored waits for the disk: what a disk slower than the network may hold in memory.
+    public var pendingFileBytes = 8 * 1024 * 1024
     /// Limits the database to this many pages: a way for tests to make the disk "full".
     public var maxPageCount: Int?
 
@@ -61,6 +64,8 @@ public final class SQLiteCacheStore: CacheStore {
     let log: @Sendable (String) -> Void
     let bodiesPath: String
     let openedAt = Date()
+    /// Where body files are written, off the delivery path.
+    let files: BodyFileQueue
 
     /// How long writes stay off after the disk was found full.
     static let fullDiskRetry: TimeInterval = 60
@@ -71,6 +76,7 @@ public final class SQLiteCacheStore: CacheStore {
         self.configuration = configuration
         self.log = log
         self.bodiesPath = configuration.directory + "/" + BrokerDatabase.bodiesDirectory
+        files = BodyFileQueue(limit: configuration.pendingFileBytes)
         memory = Mutex(LRUCache(capacity: configuration.memoryCapacity))
         var opened: (SerialConnection, SerialConnection, Int, Int, Int64)?
         do {

@@ -57,7 +57,7 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
 
     /// Connects and completes the handshake; throws if the server refuses or is unreachable.
     public func connect() async throws {
-        session = WebSocketSession(id: 1, owner: self, fragmentBytes: fragmentBytes)
+        session = WebSocketSession(id: 1, owner: self, fragmentBytes: fragmentBytes, masksFrames: true)
         let name = CString(subprotocol ?? "bridge-client")
         var entry = lws_protocols()
         entry.name = UnsafePointer(name.pointer)

@@ -12,6 +12,8 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
 
     let id: UInt64
     let fragmentBytes: Int
+    /// The client side: libwebsockets masks the payload in place.
+    let masksFrames: Bool
     private weak var owner: SessionOwner?
     /// Where the bytes it sends are counted (a server's sessions), if anywhere.
     let traffic: TrafficCounters?
@@ -57,16 +59,22 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         }
     }
 
-    init(id: UInt64, owner: SessionOwner, fragmentBytes: Int, traffic: TrafficCounters? = nil) {
+    init(id: UInt64, owner: SessionOwner, fragmentBytes: Int, masksFrames: Bool = false, traffic: TrafficCounters? = nil) {
         self.traffic = traffic
         self.id = id
         self.owner = owner
         self.fragmentBytes = fragmentBytes
+        self.masksFrames = masksFrames
     }
 
     // MARK: ConnectionSink, any thread
 
     var frameHeadroom: Int { bridge_lws_pre() }
+
+    /// A frame sent as several fragments gets each later fragment's header written into the
+    /// bytes before it, which are the frame's own; one sent whole, only into its headroom. A
+    /// client's frames are masked in place: none stays intact.
+    var largestIntactFrame: Int { masksFrames ? 0 : fragmentBytes }
 
     func send(_ bytes: [UInt8], binary: Bool) {
         enqueue(FrameBuffer(headroom: bridge_lws_pre(), copying: bytes), binary: binary)

@@ -10,6 +10,11 @@ public protocol ConnectionSink: AnyObject, Sendable {
     /// Queues one frame built after `frameHeadroom` free bytes; the transport may keep its
     /// storage as it is instead of copying the frame. Ordered with `send(_:binary:)`.
     func send(framed: FrameBuffer, binary: Bool)
+    /// The largest frame (bytes after the headroom) whose bytes the transport leaves as they are
+    /// once it has it: it writes only into the headroom of a frame up to this size. A producer
+    /// that keeps reading a frame it handed over (the cache writer writing it to a body file)
+    /// makes frames no larger. Int.max for a transport that never writes into a frame.
+    var largestIntactFrame: Int { get }
     /// Suspends while the connection's queue of unsent bytes is over its high-water mark.
     func waitUntilWritable() async
     /// Whether the connection's queue of unsent bytes is at or under its high-water mark now:
@@ -24,6 +29,9 @@ public protocol ConnectionSink: AnyObject, Sendable {
 extension ConnectionSink {
     /// No headroom: a sink that does not ask for it gets plain frames.
     public var frameHeadroom: Int { 0 }
+
+    /// A sink that copies frames out (`send(framed:binary:)` below) never writes into them.
+    public var largestIntactFrame: Int { .max }
 
     /// Always writable: a sink without a send queue of its own.
     public var isWritable: Bool { true }

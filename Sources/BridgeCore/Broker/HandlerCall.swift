@@ -82,6 +82,13 @@ public struct HandlerCall: Sendable {
     /// binary frame header and the transport's own headroom.
     public var bodyFrameHeadroom: Int { connection.sink.frameHeadroom + BinaryFrameHeader.size }
 
+    /// The most payload bytes of a body frame for `sendBodyFrame`: `binaryChunkBytes`, or less
+    /// when the transport would otherwise write into the payload once it has the frame
+    /// (`ConnectionSink.largestIntactFrame`), so the payload can still be read after the send.
+    public var bodyFramePayloadLimit: Int {
+        max(1, min(configuration.binaryChunkBytes, connection.sink.largestIntactFrame - BinaryFrameHeader.size))
+    }
+
     /// Sends a chunk of a response body that is already in `payload`, a frame with
     /// `bodyFrameHeadroom` free bytes in front and at most `binaryChunkBytes` of payload; with
     /// `isEnd`, the last. The header is written into the headroom, so the bytes are not copied

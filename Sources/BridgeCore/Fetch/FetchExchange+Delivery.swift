@@ -44,8 +44,9 @@ extension FetchExchange {
             let credit = request.window.map { call.creditWindow(initial: $0) }
             var ended = false
             if let nextFrame = response.body.nextFrame {
-                // One copy: each chunk lands in its frame, the header goes in front of it.
-                let (headroom, limit) = (call.bodyFrameHeadroom, call.configuration.binaryChunkBytes)
+                // One copy: each chunk lands in its frame, the header goes in front of it. A frame
+                // the transport leaves intact, since the cache writer may still be reading it.
+                let (headroom, limit) = (call.bodyFrameHeadroom, call.bodyFramePayloadLimit)
                 var sent = 0
                 count = try await stream(total: total) {
                     guard !ended else { return nil }
