@@ -20,6 +20,17 @@ public final class Broker: Sendable {
     struct Registered {
         let handler: any BridgeHandler
         let meter: (any PostMeter)?
+        /// The handler as the protocols a post checks for, cast once here instead of per post
+        /// (an existential cast looks the conformance up: 0.4% of a 1 KiB fetch's samples).
+        let inline: (any InlineBridgeHandler)?
+        let immediate: (any ImmediateBridgeHandler)?
+
+        init(handler: any BridgeHandler, meter: (any PostMeter)?) {
+            self.handler = handler
+            self.meter = meter
+            inline = handler as? any InlineBridgeHandler
+            immediate = handler as? any ImmediateBridgeHandler
+        }
     }
 
     /// Creates a broker with the `echo` handler registered, reporting to `metrics` if given.

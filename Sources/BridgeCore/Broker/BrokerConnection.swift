@@ -128,7 +128,7 @@ public final class BrokerConnection: Sendable {
             return
         }
         let (handler, meter) = (registered.handler, registered.meter)
-        if let inline = handler as? any InlineBridgeHandler {
+        if let inline = registered.inline {
             guard let id else { _ = try? inline.handleInline(body); meter?.ended(nil); return }
             let duplicate = state.withLock { $0.posts[id] != nil }
             if duplicate { return rejectDuplicate(id) }
@@ -163,7 +163,7 @@ public final class BrokerConnection: Sendable {
         case .admitted(let entry):
             let call = HandlerCall(name: name, id: id, body: body, connection: self, entry: entry)
             // A post that can be answered at once (a fresh cache hit) needs no task.
-            if let immediate = handler as? any ImmediateBridgeHandler, let reply = immediate.handleImmediately(call) {
+            if let immediate = registered.immediate, let reply = immediate.handleImmediately(call) {
                 return finish(entry, with: reply)
             }
             let task = Task { await self.run(handler, call: call, entry: entry) }

@@ -5,7 +5,10 @@
 /// Clients that do not ask (`headerEncoding` absent) get the UTF-8 reading, `utf8Text`, which is
 /// what the broker always sent: the bytes decoded as UTF-8, invalid sequences replaced.
 public enum ByteString {
-    /// The byte string of `bytes`.
+    /// The byte string of `bytes`. Inlinable, so a caller in another module (every upstream
+    /// response head's values) gets it specialised for its collection instead of iterating it
+    /// through the generic witness tables.
+    @inlinable
     public static func from<C: Collection>(bytes: C) -> String where C.Element == UInt8 {
         if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         var scalars = String.UnicodeScalarView()

@@ -116,10 +116,10 @@ struct HopIdentity: Sendable {
     /// canonical form (explicit `Path`, `Domain` for domain cookies, `Expires`; a deletion as an
     /// expired line). HttpOnly cookies are never among them.
     func storeCookies(from headers: HeaderList, url: String, method: String) -> [String] {
-        guard credentialsAllowed(for: url), let cookieURL = CookieURL(url) else { return [] }
+        // Most responses set no cookie: nothing to parse the URL for.
+        guard headers.contains("set-cookie"), credentialsAllowed(for: url), let cookieURL = CookieURL(url) else { return [] }
         // Header values are byte strings (ByteString); a cookie line is read as UTF-8, as Chromium does.
         let lines = headers.values("set-cookie").map(ByteString.utf8Text)
-        guard !lines.isEmpty else { return [] }
         var context = cookieContext
         context.method = method
         var visible: [String] = []

@@ -59,16 +59,30 @@ public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Four dot-separated decimal parts of 0 to 255 without leading zeros, read byte by byte
+    /// (every request's host goes through here, most of them not an address).
     private static func parseIPv4(_ text: Substring) -> [UInt8]? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
         var result: [UInt8] = []
-        for part in parts {
-            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCIIDigit), part == "0" || part.first != "0",
-                let value = UInt8(part)
-            else { return nil }
-            result.append(value)
+        result.reserveCapacity(4)
+        var value = 0
+        var digits = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if digits == 1 && value == 0 { return nil }  // a leading zero
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+                guard value <= 255 else { return nil }
+            case UInt8(ascii: "."):
+                guard digits > 0, result.count < 3 else { return nil }
+                result.append(UInt8(value))
+                (value, digits) = (0, 0)
+            default:
+                return nil
+            }
         }
+        guard digits > 0, result.count == 3 else { return nil }
+        result.append(UInt8(value))
         return result
     }
 

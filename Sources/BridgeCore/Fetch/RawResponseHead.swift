@@ -77,6 +77,13 @@ public struct RawHeadScanner: Sendable {
 
     /// Takes the next bytes read; returns the heads they complete, in order.
     public mutating func take(_ bytes: some Collection<UInt8>) -> [RawResponseHead] {
+        Array(bytes).withUnsafeBytes { take($0) }
+    }
+
+    /// `take` for a read's memory, what BridgeUpstream's recorder passes: a generic one called
+    /// from another module copied the bytes one at a time through witness tables (1.3% of a
+    /// 1 KiB fetch's samples).
+    public mutating func take(_ bytes: UnsafeRawBufferPointer) -> [RawResponseHead] {
         guard !inBody else { return [] }
         // A head's end can straddle reads: look again from just before the new bytes.
         var searchFrom = max(0, pending.count - 3)
