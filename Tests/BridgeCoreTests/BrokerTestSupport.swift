@@ -22,6 +22,12 @@ final class RecordingSink: ConnectionSink {
         set { writable.withLock { $0 = newValue } }
     }
     private let writable = Mutex(true)
+    /// Tests set it to stand for a transport that writes into frames larger than this.
+    var largestIntactFrame: Int {
+        get { intact.withLock { $0 } }
+        set { intact.withLock { $0 = newValue } }
+    }
+    private let intact = Mutex(Int.max)
     func close(code: UInt16, reason: String) { state.withLock { $0.closed = (code, reason) } }
     func pauseReading(_ paused: Bool) { state.withLock { $0.paused.append(paused) } }
 

@@ -71,6 +71,33 @@ import Testing
         #expect(frames.last == BinaryFrameHeader(id: 3, isEnd: true).frame(payload: [UInt8]()))
     }
 
+    /// A body read into frames comes in frames the transport leaves intact (the cache writer may
+    /// still be reading one after it was sent), not in frames of `binaryChunkBytes`.
+    @Test func bodyFramesAreNoLargerThanTheTransportKeepsIntact() async throws {
+        let body = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let upstream = ScriptedUpstream { _ in
+            let offset = Mutex(0)
+            let pull: UpstreamResponseBody.FramePull = { headroom, limit in
+                offset.withLock { offset -> FrameBuffer? in
+                    guard offset < body.count else { return nil }
+                    let end = min(body.count, offset + limit)
+                    defer { offset = end }
+                    return FrameBuffer(headroom: headroom, copying: body[offset..<end])
+                }
+            }
+            let next: @Sendable () async throws -> [UInt8]? = { try await pull(0, 4096)?.bytes }
+            return UpstreamResponse(
+                status: 200, statusText: "OK", headers: ["content-type": "application/octet-stream"],
+                body: UpstreamResponseBody(nextFrame: pull, next: next))
+        }
+        sink.largestIntactFrame = 1000
+        let reply = try await run(["url": "http://e.com/", "responseBody": "binary"], upstream: upstream)
+        #expect(reply["body"]?["bodyBytes"] == 10_000)
+        let frames = sink.frames.filter(\.binary).map(\.bytes)
+        #expect(frames.count > 10 && frames.allSatisfy { $0.count <= 1000 })
+        #expect(Array(frames.map { $0.dropFirst(BinaryFrameHeader.size) }.joined()) == body)
+    }
+
     @Test func textBodyOverTheMessageLimitIsTooLarge() async throws {
         let upstream = ScriptedUpstream { _ in ScriptedUpstream.response(headers: [("Content-Type", "text/plain")], chunks: Array(repeating: [UInt8](repeating: 65, count: 1024), count: 3)) }
         let reply = try await run(["url": "http://e.com/"], upstream: upstream) { $0.maxMessageBytes = 2048 }
