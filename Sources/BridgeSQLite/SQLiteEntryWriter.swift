@@ -22,8 +22,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
         var committing = false
     }
 
-    /// What only the file queue touches (a lock for the compiler; never contended but by a
-    /// producer asking whether a write failed).
+    /// What only the file queue touches (a lock for the compiler; never contended).
     private struct FileState {
         var descriptor: Int32 = -1
         /// Of what went to the file: kept in the row, checked when the file is read.
@@ -37,6 +36,10 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     let entry: CachedResponse
     private let state: Mutex<State>
     private let file = Mutex(FileState())
+    /// Set by the file queue when a write failed; the producer reads it without taking `file`,
+    /// which the queue holds through each `write(2)` (waiting for it would put the write back on
+    /// the delivery's path).
+    private let writeFailed = Atomic(false)
 
     init(store: SQLiteCacheStore, entry: CachedResponse, expectedLength: Int? = nil) {
         self.store = store
@@ -81,7 +84,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
             await discard()
             return false
         case .file(let name, let first):
-            guard file.withLock({ $0.failure == nil }) else {
+            guard !writeFailed.load(ordering: .acquiring) else {
                 await discard()
                 return false
             }
@@ -113,6 +116,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
                 return nil
             } catch {
                 file.failure = error
+                writeFailed.store(true, ordering: .releasing)
                 return error
             }
         }
