@@ -10,6 +10,11 @@ settings (`BINARY:NAME=VALUE,...`); variants run in turn, `--rounds` times.
 
     python3 scripts/broker_cpu.py --mode no-store --size 1024 --requests 1500 \\
         .build/release/bridge-broker .build/release/bridge-broker:BRIDGE_BROKER_SWIFT_POOL=1
+
+`--per-thread` adds the CPU time per request of each kind of thread, summed by thread name
+(SwiftNIO's event loops, and the libwebsockets service thread, which keeps the name of the event
+loop that started it; Dispatch's workers, which run the SQLite connections and the cache's
+body-file queue).
 """
 import argparse
 import os
@@ -52,8 +57,10 @@ def measure(binary, extra_env, args, origin_port):
 
         for index in range(args.warmup):
             fetch(-index - 1)
-        perf = subprocess.Popen(["perf", "stat", "-x,", "-e", "task-clock,context-switches", "-p", str(broker.pid)],
-                                stderr=subprocess.PIPE, text=True)
+        command = ["perf", "stat", "-x,", "-e", "task-clock,context-switches", "-p", str(broker.pid)]
+        if args.per_thread:
+            command.insert(2, "--per-thread")
+        perf = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)  # perf attaches
         started = time.time()
         for index in range(args.requests):
@@ -61,9 +68,23 @@ def measure(binary, extra_env, args, origin_port):
         wall = time.time() - started
         perf.send_signal(signal.SIGINT)
         report = perf.communicate()[1]
-        cpu = float(re.search(r"^([\d.]+),msec,task-clock", report, re.M).group(1))
-        switches = int(re.search(r"^(\d+),,context-switches", report, re.M).group(1))
-        return cpu, switches, wall
+        if not args.per_thread:
+            cpu = float(re.search(r"^([\d.]+),msec,task-clock", report, re.M).group(1))
+            switches = int(re.search(r"^(\d+),,context-switches", report, re.M).group(1))
+            return cpu, switches, wall, {}
+        # Lines "COMM-TID,VALUE,UNIT,EVENT,...": CPU summed by thread name.
+        cpu, switches, threads = 0.0, 0, {}
+        for line in report.splitlines():
+            fields = line.split(",")
+            if len(fields) < 4 or not re.fullmatch(r"[\d.]+", fields[1]):
+                continue
+            if fields[3] == "task-clock":
+                name = re.sub(r"-\d+$", "", fields[0])
+                threads[name] = threads.get(name, 0.0) + float(fields[1])
+                cpu += float(fields[1])
+            elif fields[3] == "context-switches":
+                switches += int(fields[1])
+        return cpu, switches, wall, threads
     finally:
         broker.terminate()
         broker.wait()
@@ -76,21 +97,27 @@ def main():
     parser.add_argument("--requests", type=int, default=1500, help="counted requests per run")
     parser.add_argument("--warmup", type=int, default=200, help="requests before counting")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--per-thread", action="store_true",
+                        help="also the CPU time per request of each kind of thread, by name (perf stat --per-thread)")
     parser.add_argument("variants", nargs="+", metavar="BINARY[:NAME=VALUE,...]")
     args = parser.parse_args()
     origin_port = 20000 + os.getpid() % 20000
     origin, _ = start(args.variants[0].partition(":")[0],
                       ["--demo-origin", str(origin_port), "--cache-dir", tempfile.mkdtemp(prefix="broker-cpu-origin-")], dict(os.environ))
-    print(f"| variant | round | CPU µs per request | context switches per request | wall µs per request |", flush=True)
-    print("|---|---|---|---|---|", flush=True)
+    extra = " CPU µs per request by thread |" if args.per_thread else ""
+    print(f"| variant | round | CPU µs per request | context switches per request | wall µs per request |{extra}", flush=True)
+    print("|---|---|---|---|---|" + ("---|" if args.per_thread else ""), flush=True)
     try:
         for round_number in range(1, args.rounds + 1):
             for variant in args.variants:
                 binary, _, settings = variant.partition(":")
                 extra = dict(setting.split("=", 1) for setting in settings.split(",") if setting)
-                cpu, switches, wall = measure(binary, extra, args, origin_port)
+                cpu, switches, wall, threads = measure(binary, extra, args, origin_port)
                 n = args.requests
-                print(f"| {os.path.basename(binary)} {settings or ''} | {round_number} | {cpu / n * 1000:.0f} | {switches / n:.1f} | {wall / n * 1e6:.0f} |", flush=True)
+                by_thread = ", ".join(f"{name} {ms / n * 1000:.0f}" for name, ms in sorted(threads.items(), key=lambda item: -item[1])
+                                      if ms / n * 1000 >= 1)
+                print(f"| {os.path.basename(binary)} {settings or ''} | {round_number} | {cpu / n * 1000:.0f} | {switches / n:.1f} | {wall / n * 1e6:.0f} |"
+                      + (f" {by_thread} |" if args.per_thread else ""), flush=True)
     finally:
         origin.terminate()
         origin.wait()
