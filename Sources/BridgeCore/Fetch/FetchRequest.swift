@@ -237,7 +237,11 @@ public struct FetchRequest: Sendable {
         try normalized.value(for: text) { text throws(BridgeError) in
             let (scheme, host, port, rest) = try parts(of: text)
             let defaultPort = scheme == "https" ? 443 : 80
-            return "\(scheme)://\(host)\(port == defaultPort ? "" : ":\(port)")\(rest)"
+            let url = "\(scheme)://\(host)\(port == defaultPort ? "" : ":\(port)")\(rest)"
+            // The normalised URL has the same parts: its rule form, which every hop asks for, is
+            // remembered now instead of parsed again.
+            ruleForms.remember("\(scheme)://\(host):\(port)\(rest)", for: url)
+            return url
         }
     }
 

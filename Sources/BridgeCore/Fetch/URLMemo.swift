@@ -14,10 +14,15 @@ final class URLMemo: Sendable {
     func value(for input: String, _ compute: (String) throws(BridgeError) -> String) throws(BridgeError) -> String {
         if let known = values.withLock({ $0[input] }) { return known }
         let value = try compute(input)
+        remember(value, for: input)
+        return value
+    }
+
+    /// Remembers `value` as what `input` gives, computed along with something else.
+    func remember(_ value: String, for input: String) {
         values.withLock { values in
             if values.count >= capacity { values.removeAll(keepingCapacity: true) }
             values[input] = value
         }
-        return value
     }
 }
