@@ -15,6 +15,9 @@ settings (`BINARY:NAME=VALUE,...`); variants run in turn, `--rounds` times.
 (SwiftNIO's event loops, and the libwebsockets service thread, which keeps the name of the event
 loop that started it; Dispatch's workers, which run the SQLite connections and the cache's
 body-file queue).
+
+`--record DIR` also profiles each run (`perf report -i DIR/variant1-round1.data`) and adds the
+part of the CPU time spent outside the kernel (whose share grows with the machine's load).
 """
 import argparse
 import os
@@ -41,7 +44,23 @@ def start(binary, args, env):
             return process, int(match.group(1))
 
 
-def measure(binary, extra_env, args, origin_port):
+RECORD_HZ = 2000
+
+
+def user_share(record):
+    """The samples of `record` outside the kernel, as a fraction of all."""
+    report = subprocess.run(["perf", "report", "-i", record, "--no-children", "--sort", "dso", "-g", "none", "-n", "--stdio"],
+                            capture_output=True, text=True).stdout
+    total = kernel = 0
+    for line in report.splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and not line.startswith("#") and fields[1].isdigit():
+            total += int(fields[1])
+            kernel += int(fields[1]) if "[kernel" in line else 0
+    return (total - kernel) / total if total else 0.0
+
+
+def measure(binary, extra_env, args, origin_port, record=None):
     env = dict(os.environ, **extra_env)
     broker, port = start(binary, ["--cache-dir", tempfile.mkdtemp(prefix="broker-cpu-"), "--allow-url", "http://127.0.0.1:*"], env)
     try:
@@ -61,12 +80,20 @@ def measure(binary, extra_env, args, origin_port):
         if args.per_thread:
             command.insert(2, "--per-thread")
         perf = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.3)  # perf attaches
+        recorder = None
+        if record:
+            # A profile of the same requests, for `perf report -i FILE` and the user-space part.
+            recorder = subprocess.Popen(["perf", "record", "-g", "-F", str(RECORD_HZ), "-o", record, "-p", str(broker.pid)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5 if record else 0.3)  # perf attaches
         started = time.time()
         for index in range(args.requests):
             fetch(index)
         wall = time.time() - started
         perf.send_signal(signal.SIGINT)
+        if recorder:
+            recorder.send_signal(signal.SIGINT)
+            recorder.wait()
         report = perf.communicate()[1]
         if not args.per_thread:
             cpu = float(re.search(r"^([\d.]+),msec,task-clock", report, re.M).group(1))
@@ -99,24 +126,30 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-thread", action="store_true",
                         help="also the CPU time per request of each kind of thread, by name (perf stat --per-thread)")
+    parser.add_argument("--record", metavar="DIR", help="also `perf record -g` each run into DIR/variantN-roundM.data "
+                        "and report the CPU time spent outside the kernel (less moved by the machine's load)")
     parser.add_argument("variants", nargs="+", metavar="BINARY[:NAME=VALUE,...]")
     args = parser.parse_args()
     origin_port = 20000 + os.getpid() % 20000
     origin, _ = start(args.variants[0].partition(":")[0],
                       ["--demo-origin", str(origin_port), "--cache-dir", tempfile.mkdtemp(prefix="broker-cpu-origin-")], dict(os.environ))
-    extra = " CPU µs per request by thread |" if args.per_thread else ""
+    if args.record:
+        os.makedirs(args.record, exist_ok=True)
+    extra = (" of which user space |" if args.record else "") + (" CPU µs per request by thread |" if args.per_thread else "")
     print(f"| variant | round | CPU µs per request | context switches per request | wall µs per request |{extra}", flush=True)
-    print("|---|---|---|---|---|" + ("---|" if args.per_thread else ""), flush=True)
+    print("|---|---|---|---|---|" + ("---|" if args.record else "") + ("---|" if args.per_thread else ""), flush=True)
     try:
         for round_number in range(1, args.rounds + 1):
-            for variant in args.variants:
+            for number, variant in enumerate(args.variants, 1):
                 binary, _, settings = variant.partition(":")
                 extra = dict(setting.split("=", 1) for setting in settings.split(",") if setting)
-                cpu, switches, wall, threads = measure(binary, extra, args, origin_port)
+                record = os.path.join(args.record, f"variant{number}-round{round_number}.data") if args.record else None
+                cpu, switches, wall, threads = measure(binary, extra, args, origin_port, record)
                 n = args.requests
                 by_thread = ", ".join(f"{name} {ms / n * 1000:.0f}" for name, ms in sorted(threads.items(), key=lambda item: -item[1])
                                       if ms / n * 1000 >= 1)
                 print(f"| {os.path.basename(binary)} {settings or ''} | {round_number} | {cpu / n * 1000:.0f} | {switches / n:.1f} | {wall / n * 1e6:.0f} |"
+                      + (f" {cpu / n * 1000 * user_share(record):.0f} |" if record else "")
                       + (f" {by_thread} |" if args.per_thread else ""), flush=True)
     finally:
         origin.terminate()
