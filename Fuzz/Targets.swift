@@ -44,6 +44,7 @@ enum FuzzTargets {
         ("html-links", htmlLinks), ("manifest", manifest), ("url", url), ("glob", glob),
         ("set-cookie", setCookie), ("cookie-date", cookieDate), ("public-suffix", publicSuffix),
         ("response-head", responseHead), ("ip-address", ipAddress),
+        ("handshake", handshake), ("static-files", staticFiles),
     ]
 
     // MARK: JSON

@@ -31,7 +31,8 @@ if [ ! -f "$out/libLogging.a" ]; then
         -emit-module -emit-module-path "$out/Logging.swiftmodule" -o "$out/libLogging.a" "${logging_sources[@]}"
 fi
 
-mapfile -t sources < <(find Sources/BridgeCore Fuzz -name '*.swift' | sort)
+# BridgeWebSocket's static files (request paths, Accept-Encoding, If-None-Match) are plain Swift too.
+mapfile -t sources < <(find Sources/BridgeCore Fuzz Sources/BridgeWebSocket/StaticFiles.swift Sources/BridgeWebSocket/Precompressed.swift -name '*.swift' | sort)
 binary="$out/bridge-fuzz"
 if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" | head -1)" ]; then
     echo "fuzz: building $binary"
@@ -57,6 +58,11 @@ for target in "${targets[@]}"; do
     # Swift's own backtracer reads the crashed process's memory in a way ASan reports as a second,
     # unrelated crash; libFuzzer and ASan print the stack.
     export SWIFT_BACKTRACE=enable=no
+    # LeakSanitizer on (libFuzzer's default, said explicitly): after an input whose run allocated
+    # more than it freed, libFuzzer asks LSan for unreachable blocks and fails the input with its
+    # stack; at exit LSan checks the whole process. Process-lifetime state (Swift metadata caches,
+    # the public suffix list, the static-files tree) stays reachable from globals, so it is not reported.
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
     status=0
     : >"$log"
     if [ "$check" = 1 ]; then
@@ -68,7 +74,7 @@ for target in "${targets[@]}"; do
     seed=()
     if [ "$check" = 1 ]; then seed=(-seed="${FUZZ_SEED:-1}"); elif [ -n "${FUZZ_SEED:-}" ]; then seed=(-seed="$FUZZ_SEED"); fi
     if [ "$status" = 0 ]; then
-        "$binary" "$work" "$seeds" "${seed[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+        "$binary" "$work" "$seeds" "${seed[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -detect_leaks=1 \
             -artifact_prefix="$out/crashes/$target-" -print_final_stats=1 >>"$log" 2>&1 || status=$?
     fi
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo 0)
@@ -82,7 +88,7 @@ for target in "${targets[@]}"; do
             "$target" "$runs" "$seconds" "$edges0" "$edges" "$ft0" "$ft" "$corp0" "$corp"
     else
         printf 'fuzz: %-14s FAIL  (exit %s) log %s\n' "$target" "$status" "$log"
-        grep -aE 'property failed|Fatal error|ERROR: AddressSanitizer|Fatal error|deadly signal|Test unit written|timeout' "$log" | head -5
+        grep -aE 'property failed|Fatal error|ERROR: AddressSanitizer|ERROR: LeakSanitizer|deadly signal|Test unit written|timeout' "$log" | head -5
         failed+=("$target")
     fi
 done
