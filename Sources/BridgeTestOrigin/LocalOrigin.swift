@@ -15,6 +15,8 @@ import Synchronization
 /// - `/redirect-to?url=U&status=S`: status S (302 by default) to U.
 /// - `/slow?chunks=N&delay=MS&size=B`: N chunks of B bytes, MS apart, chunked encoding.
 /// - `/reset`: closes the connection without answering; `/hang`: never answers.
+/// - `/drop-next`: answers, and closes the connection unanswered at the next request on it (a
+///   keep-alive connection the origin closed just as it was reused).
 /// - `/echo` (any method): JSON with the method, path, headers, body length and FNV-1a hashes.
 /// - `/multipart` (POST): the multipart/form-data fields and files it parsed, as JSON.
 /// - `/gzip`: a gzip-encoded text body.

@@ -11,6 +11,8 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     let latency: Duration
     var head: HTTPRequestHead?
     var body: [UInt8] = []
+    /// Set by `/drop-next`: the next request on this connection is dropped unanswered.
+    var dropNext = false
 
     init(counts: RequestCounter, latency: Duration) {
         self.counts = counts
@@ -28,6 +30,10 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             guard let head else { return }
             let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
             counts.value.withLock { $0[path, default: 0] += 1 }
+            if dropNext {
+                context.close(promise: nil)
+                return
+            }
             let request = OriginRequest(head: head, path: path, body: body)
             let delay = latency
             if delay > .zero {
@@ -78,6 +84,11 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             streamSlowly(context, request: request)
         case "reset":
             context.close(promise: nil)
+        case "drop-next":
+            // As an origin whose keep-alive timeout ends just as the client reuses the
+            // connection: this answer keeps it open, the next request on it is never answered.
+            dropNext = true
+            send(context, status: .ok, type: "text/plain", body: Array("ok".utf8), head: request.head, extra: [("Cache-Control", "no-store")])
         case "hang":
             break
         case "echo":

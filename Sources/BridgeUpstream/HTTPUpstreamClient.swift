@@ -116,21 +116,30 @@ public final class HTTPUpstreamClient: UpstreamClient {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
-        switch request.body {
-        case .none: break
-        case .bytes(let bytes): outgoing.body = .bytes(ByteBuffer(bytes: bytes))
-        case .stream(let length, let next):
-            let sequence = PullSequence(next: next)
-            outgoing.body = .stream(sequence, length: length.map { .known(Int64($0)) } ?? .unknown)
-        }
+        outgoing.body = Self.outgoing(request.body)
 
         let remaining = request.deadline - ContinuousClock.now
         let nanoseconds = max(1, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
+        let deadline = NIODeadline.now() + .nanoseconds(nanoseconds)
+        var resends = 0
         let response: HTTPClientResponse
-        do {
-            response = try await client.execute(outgoing, deadline: .now() + .nanoseconds(nanoseconds), logger: logger)
-        } catch {
-            throw HTTPUpstreamClient.translate(error, url: request.url)
+        while true {
+            do {
+                response = try await client.execute(outgoing, deadline: deadline, logger: logger)
+                break
+            } catch let error as HTTPClientError where error == .remoteConnectionClosed && resends < Self.maxResends {
+                // A keep-alive connection the origin closed as this request went out on it, before
+                // any byte of an answer: send it again (AsyncHTTPClient has dropped the connection).
+                if case .none = request.body {
+                } else if let again = request.bodyAgain {
+                    outgoing.body = Self.outgoing(again())
+                } else {
+                    throw HTTPUpstreamClient.translate(error, url: request.url)
+                }
+                resends += 1
+            } catch {
+                throw HTTPUpstreamClient.translate(error, url: request.url)
+            }
         }
         var headers = HeaderList()
         // HTTP/1 values are byte strings already (RawResponseHead); HTTP/2's come decoded as UTF-8.
@@ -148,6 +157,14 @@ public final class HTTPUpstreamClient: UpstreamClient {
         )
     }
 
+    static func outgoing(_ body: UpstreamRequestBody) -> HTTPClientRequest.Body? {
+        switch body {
+        case .none: nil
+        case .bytes(let bytes): .bytes(ByteBuffer(bytes: bytes))
+        case .stream(let length, let next): .stream(PullSequence(next: next), length: length.map { .known(Int64($0)) } ?? .unknown)
+        }
+    }
+
     private func pinnedClient(for host: String, allowed: @Sendable (String) -> Bool) async throws -> HTTPClient {
         let key: String
         let override: [String: String]
@@ -163,6 +180,12 @@ public final class HTTPUpstreamClient: UpstreamClient {
         }
         return client(key: key, dnsOverride: override)
     }
+
+    /// How often a request whose connection was closed before any byte of an answer is sent
+    /// again: Chromium's `kMaxRetryAttempts` for a reused connection. A browser resends only on a
+    /// reused connection; AsyncHTTPClient does not say whether it reused one, so an origin that
+    /// closes every connection unanswered (`/reset`) is asked up to three times, not once.
+    static let maxResends = 2
 
     /// The pooled client for `key`, made with these settings on first use.
     func client(key: String, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil) -> HTTPClient {

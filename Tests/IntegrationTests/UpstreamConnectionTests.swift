@@ -36,3 +36,36 @@ import Testing
         #expect(elapsed >= latency * 3, "took \(elapsed)")
     }
 }
+
+/// A keep-alive connection the origin closed just as the broker reused it: the request is sent
+/// again on a new connection, as Chromium does (`HttpNetworkTransaction::ShouldResendRequest`:
+/// a reused connection that failed before any response byte), instead of failing the fetch.
+@Suite(.serialized) struct StaleConnectionTests {
+    @Test(arguments: ["GET", "POST"])
+    func aRequestOnAConnectionTheOriginClosedIsSentAgain(method: String) async throws {
+        // One connection, so the second request must reuse the one the origin drops.
+        let harness = try await BrokerHarness.start { $0.upstreamConnectionsPerHost = 1 }
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        #expect(try await client.post("fetch", ["url": .string(harness.origin.url("/drop-next"))])["status"] == 200)
+        let url = JSONValue.string(harness.origin.url("/echo"))
+        let body: JSONValue = method == "POST" ? ["url": url, "method": "POST", "body": ["text": "payload"]] : ["url": url]
+        let reply = try await client.post("fetch", body)
+        #expect(reply["status"] == 200)
+        // Once on the dropped connection, once on the new one.
+        #expect(harness.origin.requestCount("/echo") == 2)
+        #expect(harness.origin.requestCount("/drop-next") == 1)
+    }
+
+    @Test func aConnectionClosedAgainAndAgainStillFails() async throws {
+        let harness = try await BrokerHarness.start { $0.upstreamConnectionsPerHost = 1 }
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        await #expect(throws: BridgeError.self) { try await client.post("fetch", ["url": .string(harness.origin.url("/reset"))]) }
+        // The first attempt and two more (Chromium's limit); Chromium itself would not resend on
+        // a new connection, but AsyncHTTPClient does not say whether it reused one.
+        #expect(harness.origin.requestCount("/reset") == 3)
+    }
+}

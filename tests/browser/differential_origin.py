@@ -16,6 +16,9 @@ Endpoints (query parameters in brackets):
   /slow?chunks=C&size=S&delay=MS   C chunks of S bytes, MS apart, chunked
   /hang                       never answers (until the client goes away, or 30 s)
   /reset                      closes the connection without an answer
+  /drop-next                  answers, then closes the connection unanswered at its next request
+                              if that comes within 2 s (a keep-alive connection the origin closed
+                              just as the client reused it); /drop-count: how many were dropped
   /sse?...                    text/event-stream (see sse()); /sse-count says how often each stream id was opened
 """
 import http.server
@@ -39,6 +42,7 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
     broker = ""
     sse_opens = {}
     sse_lock = threading.Lock()
+    dropped = 0
 
     def log_message(self, *args):
         pass
@@ -86,6 +90,13 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
         arg = lambda name, default=None: query.get(name, [default])[0]  # noqa: E731
+        drop_until = getattr(self, "drop_until", 0)
+        self.drop_until = 0
+        if time.monotonic() < drop_until:
+            DifferentialOrigin.dropped += 1
+            self.close_connection = True
+            self.connection.close()
+            return
         body = self.read_body()
         path = url.path
         if path == "/page":
@@ -126,6 +137,11 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
         elif path == "/reset":
             self.close_connection = True
             self.connection.close()
+        elif path == "/drop-next":
+            self.answer(200, b"ok", [("Cache-Control", "no-store")])
+            self.drop_until = time.monotonic() + 2
+        elif path == "/drop-count":
+            self.answer(200, str(DifferentialOrigin.dropped).encode(), [("Cache-Control", "no-store")])
         elif path == "/sse":
             self.sse(arg)
         elif path == "/sse-count":

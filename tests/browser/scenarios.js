@@ -400,6 +400,14 @@
     const r = await fetch(raw("HTTP/1.1 200 OK", ["Content-Length: 100"], "only ten..", { noLength: true }));
     return [r.status, await outcome(r.text())];
   });
+  add("a keep-alive connection the origin closed as it was reused", async () => {
+    const before = Number(await (await fetch("/drop-count")).text());
+    await (await fetch("/drop-next")).text();
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch("/bytes?n=3&t=after-drop-" + i)).status);
+    const dropped = Number(await (await fetch("/drop-count")).text()) - before;
+    return [statuses, dropped];
+  });
   add("XHR network error events", async () => xhr({ url: "/reset", upload: true, method: "POST", body: "x" }));
 
   // -- aborts

@@ -57,7 +57,7 @@ struct FetchExchange: Sendable {
                 url: url, method: method, headers: hops.headers(headers, url: url, method: method, tainted: tainted),
                 body: try upstreamBody(body, tape: tape), deadline: deadline,
                 addressAllowed: { address in anyAddress || (IPAddress(address)?.isPublic ?? false) },
-                anyAddressAllowed: anyAddress
+                anyAddressAllowed: anyAddress, bodyAgain: bodyAgain(body)
             )
             trace.connecting(url: url)
             let exchange = try await handler.exchange(upstreamRequest, mode: request.cache)
@@ -118,6 +118,12 @@ struct FetchExchange: Sendable {
         let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
         let end = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
         return url[url.startIndex..<end]
+    }
+
+    /// A body held in memory can go out again from its start; a streamed one cannot.
+    private func bodyAgain(_ body: FetchRequest.Body) -> (@Sendable () -> UpstreamRequestBody)? {
+        guard case .bytes = body else { return nil }
+        return { [self] in (try? upstreamBody(body, tape: nil)) ?? .none }
     }
 
     private func upstreamBody(_ body: FetchRequest.Body, tape: RequestBodyTape?) throws(BridgeError) -> UpstreamRequestBody {

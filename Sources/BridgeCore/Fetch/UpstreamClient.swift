@@ -19,6 +19,10 @@ public struct UpstreamRequest: Sendable {
     public var headers: HeaderList
     /// The body to send.
     public var body: UpstreamRequestBody
+    /// The same body again, from its start, for a request the adapter must send a second time
+    /// (a keep-alive connection the origin closed before answering); nil when it cannot be
+    /// made again (a body streamed by the client). A request without a body needs none.
+    public var bodyAgain: (@Sendable () -> UpstreamRequestBody)?
     /// When the whole exchange must have ended.
     public var deadline: ContinuousClock.Instant
     /// Whether the broker may connect to this textual IP address.
@@ -31,9 +35,10 @@ public struct UpstreamRequest: Sendable {
     public init(
         url: String, method: String = "GET", headers: HeaderList = HeaderList(), body: UpstreamRequestBody = .none,
         deadline: ContinuousClock.Instant, addressAllowed: @escaping @Sendable (String) -> Bool = { _ in true },
-        anyAddressAllowed: Bool = false
+        anyAddressAllowed: Bool = false, bodyAgain: (@Sendable () -> UpstreamRequestBody)? = nil
     ) {
         self.anyAddressAllowed = anyAddressAllowed
+        self.bodyAgain = bodyAgain
         self.url = url
         self.method = method
         self.headers = headers
