@@ -82,7 +82,7 @@ final class MonitorOutput: Sendable {
             StandardOutput.line(MonitorModel.plainLine(frame))
         case .screen:
             let time = now
-            model.withLock { $0.apply(frame, now: time) }
+            model.locked { $0.apply(frame, now: time) }
         }
     }
 
@@ -90,7 +90,7 @@ final class MonitorOutput: Sendable {
     /// standard error with `--json`, so the JSON stays clean).
     func status(_ text: String) {
         switch mode {
-        case .screen: model.withLock { $0.status = text }
+        case .screen: model.locked { $0.status = text }
         case .plain: StandardOutput.line("monitor: \(text)")
         case .json: StandardOutput.error("bridge-broker monitor: \(text)")
         }
@@ -107,11 +107,11 @@ final class MonitorOutput: Sendable {
     private func redraw() {
         let (columns, rows) = TerminalText.size
         let time = now
-        let lines = model.withLock { model in
+        let lines = model.locked { model in
             model.prune(now: time)
             return model.screen(columns: columns, rows: rows, title: title)
         }
-        let previous = drawnLines.withLock { count in
+        let previous = drawnLines.locked { count in
             defer { count = lines.count }
             return count
         }

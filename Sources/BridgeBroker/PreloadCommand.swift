@@ -86,7 +86,7 @@ final class PreloadDisplay: Sendable {
             let done = body["done"]?.intValue ?? 0
             let total = body["resources"]?.intValue ?? 0
             let line = "\(TerminalText.bar(body["progress"]?.doubleValue, width: 30)) \(done)/\(total)  \(TerminalText.bytes(body["bytes"]?.intValue ?? 0))"
-            progressLine.withLock { $0 = line }
+            progressLine.locked { $0 = line }
             StandardOutput.write(Array("\r\u{1B}[K\(line)".utf8))
         default:
             break
@@ -107,7 +107,7 @@ final class PreloadDisplay: Sendable {
     /// A resource line above the progress line.
     private func write(_ text: String) {
         guard terminal else { return StandardOutput.line(text) }
-        let progress = progressLine.withLock { $0 }
+        let progress = progressLine.locked { $0 }
         StandardOutput.write(Array("\r\u{1B}[K\(text)\n\(progress)".utf8))
     }
 

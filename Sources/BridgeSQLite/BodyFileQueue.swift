@@ -1,3 +1,4 @@
+import BridgeCore
 import Dispatch
 import Synchronization
 
@@ -29,9 +30,9 @@ final class BodyFileQueue: Sendable {
     /// Waits until `bytes` more fit under the limit (always at once when nothing is queued), then
     /// runs `work` on the queue; the bytes count against the limit until it returns.
     func write(_ bytes: Int, _ work: @escaping @Sendable () -> Void) async {
-        if !state.withLock({ admit(bytes, &$0) }) {
+        if !state.locked({ admit(bytes, &$0) }) {
             await withCheckedContinuation { continuation in
-                let now = state.withLock { state -> Bool in
+                let now = state.locked { state -> Bool in
                     guard admit(bytes, &state) else {
                         state.waiters.append((bytes, continuation))
                         return false
@@ -55,7 +56,7 @@ final class BodyFileQueue: Sendable {
     }
 
     /// Bytes waiting to be written now (for tests).
-    var queuedBytes: Int { state.withLock { $0.queued } }
+    var queuedBytes: Int { state.locked { $0.queued } }
 
     /// Whether `bytes` more may be queued now: under the limit, or alone.
     private func fits(_ bytes: Int, _ state: State) -> Bool {
@@ -71,7 +72,7 @@ final class BodyFileQueue: Sendable {
 
     /// Frees `bytes` of the limit and admits the waiting producers that now fit, in order.
     private func release(_ bytes: Int) {
-        let admitted = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let admitted = state.locked { state -> [CheckedContinuation<Void, Never>] in
             state.queued -= bytes
             var admitted: [CheckedContinuation<Void, Never>] = []
             while let first = state.waiters.first, fits(first.bytes, state) {

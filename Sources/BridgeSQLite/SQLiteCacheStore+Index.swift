@@ -21,19 +21,19 @@ extension SQLiteCacheStore {
     /// The body of `entry` from the memory tier; nil when only SQLite or a file has it.
     public func bodyWithoutWaiting(of entry: CachedResponse) -> [UInt8]? {
         guard reader != nil, let id = Int64(entry.id), disabledReason == nil,
-              let bytes = memory.withLock({ $0.get(id) }) else { return nil }
+              let bytes = memory.locked({ $0.get(id) }) else { return nil }
         touch(id)
         return bytes
     }
 
     /// The remembered entries of `key`, or nil with the generation to remember a query under.
     func indexedEntries(for key: String) -> (entries: [CachedResponse]?, generation: UInt64) {
-        index.withLock { ($0.urls.get(key), $0.generation) }
+        index.locked { ($0.urls.get(key), $0.generation) }
     }
 
     /// Remembers `entries` for `key` unless a write invalidated anything since `generation`.
     func rememberEntries(_ entries: [CachedResponse], for key: String, generation: UInt64) {
-        index.withLock { index in
+        index.locked { index in
             guard index.generation == generation else { return }
             _ = index.urls.put(key, entries, cost: 1)
         }
@@ -42,7 +42,7 @@ extension SQLiteCacheStore {
     /// Sets `key`'s entries to what a write just committed (forgetting every other URL's too when
     /// `forgettingOthers`); lookups that raced the write are not remembered over it.
     func replaceIndex(_ key: String, with entries: [CachedResponse], forgettingOthers: Bool) {
-        index.withLock { index in
+        index.locked { index in
             index.generation += 1
             if forgettingOthers { index.urls.removeAll() }
             _ = index.urls.put(key, entries, cost: 1)
@@ -51,7 +51,7 @@ extension SQLiteCacheStore {
 
     /// Forgets `key`'s entries, or every URL's when `key` is nil (evictions, clears).
     func invalidateIndex(_ key: String?) {
-        index.withLock { index in
+        index.locked { index in
             index.generation += 1
             if let key { index.urls.remove(key) } else { index.urls.removeAll() }
         }

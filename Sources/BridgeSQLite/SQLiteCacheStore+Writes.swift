@@ -4,7 +4,7 @@ import Foundation
 extension SQLiteCacheStore {
     /// Whether writes are possible now; a full disk is retried after `fullDiskRetry`.
     var acceptsWrites: Bool {
-        health.withLock { health in
+        health.locked { health in
             guard health.disabled == nil else { return false }
             if health.writesDisabled != nil, Date().timeIntervalSince(health.writesDisabledAt) > Self.fullDiskRetry {
                 health.writesDisabled = nil
@@ -25,7 +25,7 @@ extension SQLiteCacheStore {
     func insert(_ entry: CachedResponse, inline: [UInt8]?, file: String?, size: Int, checksum: Int64? = nil) async -> Bool {
         guard let writer else { return false }
         let capacity = configuration.diskCapacity
-        let access = health.withLock { health in
+        let access = health.locked { health in
             defer { health.nextAccess += 1 }
             return health.nextAccess
         }
@@ -82,7 +82,7 @@ extension SQLiteCacheStore {
             // URLs' entries too, so they forget every listing.
             if let inline { remember(outcome.id, inline) }
             replaceIndex(entry.url, with: outcome.listed, forgettingOthers: outcome.evicted > 0)
-            health.withLock { health in
+            health.locked { health in
                 (health.entries, health.bytes) = (outcome.entries, outcome.bytes)
                 health.evictions += outcome.evicted
             }
@@ -103,7 +103,7 @@ extension SQLiteCacheStore {
     /// transaction holds the write lock, so none can insert in between.
     func takeEntryID(_ connection: SerialConnection) throws -> Int64 {
         let stored = try connection.query("SELECT coalesce(max(id), 0) FROM cache_entries") { $0.int(at: 0) }.first ?? 0
-        return health.withLock { health in
+        return health.locked { health in
             let id = max(health.nextID, stored + 1)
             health.nextID = id + 1
             return id
@@ -116,7 +116,7 @@ extension SQLiteCacheStore {
 
     /// Drops deleted entries from the memory tier and deletes their body files.
     func forget(_ removed: [(Int64, String?)]) {
-        memory.withLock { tier in for (id, _) in removed { tier.remove(id) } }
+        memory.locked { tier in for (id, _) in removed { tier.remove(id) } }
         for case (_, let file?) in removed { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + file) }
     }
 
@@ -156,7 +156,7 @@ extension SQLiteCacheStore {
             removed = await delete(where: "response_time >= ?", [.double(time)], what: "entries since \(time)")
         }
         // Clearing frees space: let writes try again at once.
-        health.withLock { $0.writesDisabled = nil }
+        health.locked { $0.writesDisabled = nil }
         return removed
     }
 
@@ -176,7 +176,7 @@ extension SQLiteCacheStore {
             }
             forget(outcome.0)
             invalidateIndex(nil)
-            health.withLock { health in (health.entries, health.bytes) = (outcome.1.entries, outcome.1.bytes) }
+            health.locked { health in (health.entries, health.bytes) = (outcome.1.entries, outcome.1.bytes) }
             return outcome.0.count
         } catch {
             failed(error, while: "deleting \(what)")

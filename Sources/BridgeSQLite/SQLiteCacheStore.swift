@@ -95,12 +95,12 @@ public final class SQLiteCacheStore: CacheStore {
             opened = (writer, reader, entries, bytes, access)
         } catch {
             log("the HTTP cache is disabled: cannot open \(configuration.directory)/\(BrokerDatabase.fileName): \(error)")
-            health.withLock { $0.disabled = "cannot open the cache database: \(error)" }
+            health.locked { $0.disabled = "cannot open the cache database: \(error)" }
         }
         writer = opened?.0
         reader = opened?.1
         if let opened {
-            health.withLock { health in
+            health.locked { health in
                 (health.entries, health.bytes, health.nextAccess) = (opened.2, opened.3, opened.4 + 1)
             }
             sweepOrphanFiles()
@@ -112,7 +112,7 @@ public final class SQLiteCacheStore: CacheStore {
     var maximumMemoryEntryBytes: Int { configuration.memoryCapacity / configuration.entryFraction }
 
     /// Whether the store is disabled, and why.
-    public var disabledReason: String? { health.withLock { $0.disabled } }
+    public var disabledReason: String? { health.locked { $0.disabled } }
 
     public func entries(for key: String) async -> [CachedResponse] {
         guard let reader, disabledReason == nil else { return [] }
@@ -147,7 +147,7 @@ public final class SQLiteCacheStore: CacheStore {
 
     public func body(of entry: CachedResponse) async -> CacheBody? {
         guard let reader, let id = Int64(entry.id), disabledReason == nil else { return nil }
-        if let bytes = memory.withLock({ $0.get(id) }) {
+        if let bytes = memory.locked({ $0.get(id) }) {
             touch(id)
             return .bytes(bytes, chunkSize: configuration.readChunkBytes)
         }
@@ -219,19 +219,19 @@ public final class SQLiteCacheStore: CacheStore {
 
     /// Deletes an entry whose body file is missing or does not match its row, and counts it.
     func dropDamaged(_ entry: CachedResponse, _ what: String) async {
-        health.withLock { $0.damaged += 1 }
+        health.locked { $0.damaged += 1 }
         log("HTTP cache: the body file of \(entry.url) \(what); dropping the entry")
         await remove(entry)
     }
 
     func remember(_ id: Int64, _ bytes: [UInt8]) {
         guard bytes.count <= maximumMemoryEntryBytes else { return }
-        memory.withLock { _ = $0.put(id, bytes, cost: bytes.count) }
+        memory.locked { _ = $0.put(id, bytes, cost: bytes.count) }
     }
 
     /// Records that `id` was used; the update reaches the database in a batch, never awaited.
     func touch(_ id: Int64) {
-        let first = health.withLock { health -> Bool in
+        let first = health.locked { health -> Bool in
             let wasEmpty = health.pendingTouches.isEmpty
             health.pendingTouches[id] = health.nextAccess
             health.nextAccess += 1
@@ -239,7 +239,7 @@ public final class SQLiteCacheStore: CacheStore {
         }
         guard first, let writer else { return }
         writer.enqueue { connection in
-            let touches = self.health.withLock { health in
+            let touches = self.health.locked { health in
                 defer { health.pendingTouches = [:] }
                 return health.pendingTouches
             }
@@ -258,10 +258,10 @@ public final class SQLiteCacheStore: CacheStore {
     /// The statistics, from the counters the store keeps in memory.
     public func statsWithoutWaiting() -> CacheStoreStats? {
         var stats = CacheStoreStats()
-        (stats.memoryEntries, stats.memoryBytes) = memory.withLock { ($0.count, $0.totalCost) }
+        (stats.memoryEntries, stats.memoryBytes) = memory.locked { ($0.count, $0.totalCost) }
         stats.memoryCapacity = configuration.memoryCapacity
         stats.diskCapacity = configuration.diskCapacity
-        health.withLock { health in
+        health.locked { health in
             (stats.diskEntries, stats.diskBytes, stats.evictions) = (health.entries, health.bytes, health.evictions)
             stats.damaged = health.damaged
             stats.disabledReason = health.disabled
@@ -275,7 +275,7 @@ public final class SQLiteCacheStore: CacheStore {
         let sqlite = error as? SQLiteError
         let full = sqlite?.isFull == true || (error as NSError).code == Int(ENOSPC)
         let message = "HTTP cache: \(doing) failed: \(error)"
-        let first = health.withLock { health -> Bool in
+        let first = health.locked { health -> Bool in
             if sqlite?.isCorrupt == true {
                 defer { health.disabled = "the cache database is damaged: \(error)" }
                 return health.disabled == nil
@@ -329,7 +329,7 @@ final class FileBody: @unchecked Sendable {
     }
 
     func next() throws -> [UInt8]? {
-        try lock.withLock { state in
+        try lock.locked { state in
             guard !state.done else { return nil }
             guard let data = try handle.read(upToCount: chunkSize), !data.isEmpty else {
                 state.done = true
@@ -349,7 +349,7 @@ final class FileBody: @unchecked Sendable {
     /// Seeks `count` bytes forward (a byte range served from the middle of a large body); the
     /// bytes skipped are not read, so such a read checks the file's length only.
     func skip(_ count: Int) throws {
-        try lock.withLock { state in
+        try lock.locked { state in
             guard !state.done else { return }
             state.checksum = nil
             try handle.seek(toOffset: try handle.offset() + UInt64(count))

@@ -18,7 +18,7 @@ public final class SQLiteCookieStore: CookiePersistence, @unchecked Sendable {
     }
 
     public func loadCookies() throws -> [Cookie] {
-        try lock.withLock { _ in
+        try lock.locked { _ in
             let statement = try cached(
                 """
                 SELECT name, value, domain, path, host_only, expires, creation, last_access, secure, http_only, same_site, partition_key
@@ -40,7 +40,7 @@ public final class SQLiteCookieStore: CookiePersistence, @unchecked Sendable {
     }
 
     public func save(upserting cookies: [Cookie], deleting keys: [Cookie.Key]) throws {
-        try lock.withLock { _ in
+        try lock.locked { _ in
             try connection.transaction {
                 for key in keys {
                     try run("DELETE FROM cookies WHERE name = ? AND domain = ? AND path = ? AND host_only = ? AND partition_key = ?", [
@@ -64,7 +64,7 @@ public final class SQLiteCookieStore: CookiePersistence, @unchecked Sendable {
     }
 
     public func deleteAll() throws {
-        try lock.withLock { _ in try connection.execute("DELETE FROM cookies") }
+        try lock.locked { _ in try connection.execute("DELETE FROM cookies") }
     }
 
     private func run(_ sql: String, _ values: [SQLiteStatement.Value]) throws {

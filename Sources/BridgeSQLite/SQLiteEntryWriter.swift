@@ -63,7 +63,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     /// over (abandoned, over the size limit, a failed file write).
     private func append(_ bytes: HeldBytes) async -> Bool {
         enum Step { case buffered, refused, file(name: String, first: [UInt8]) }
-        let step = state.withLock { state -> Step in
+        let step = state.locked { state -> Step in
             guard !state.abandoned else { return .refused }
             state.size += bytes.count
             guard state.size <= store.maximumEntryBytes else { return .refused }
@@ -95,7 +95,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
 
     /// On the file queue: creates the file at the first chunk, writes, updates the checksum.
     private func writeToFile(name: String, first: [UInt8], _ bytes: HeldBytes) {
-        let failure: (any Error)? = file.withLock { file in
+        let failure: (any Error)? = file.locked { file in
             guard !file.dropped, file.failure == nil else { return nil }
             do {
                 if file.descriptor < 0 {
@@ -124,7 +124,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     }
 
     func commit() async -> Bool {
-        let taken: (inline: [UInt8]?, file: String?, size: Int)? = state.withLock { state in
+        let taken: (inline: [UInt8]?, file: String?, size: Int)? = state.locked { state in
             guard !state.abandoned else { return nil }
             state.abandoned = true  // Nothing more may be written or discarded.
             state.committing = true
@@ -140,7 +140,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
             // mid-write loses nothing the kernel has. Queued after the last chunk, so every
             // chunk is written (or failed) by then.
             let written: Int64? = await store.files.run {
-                self.file.withLock { file in
+                self.file.locked { file in
                     defer { file.descriptor = -1 }
                     let closed = file.descriptor >= 0 && close(file.descriptor) == 0
                     return file.failure == nil && closed ? file.checksum.stored : nil
@@ -156,7 +156,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     }
 
     func discard() async {
-        let name: String? = state.withLock { state in
+        let name: String? = state.locked { state in
             guard !state.committing else { return nil }
             state.abandoned = true
             state.buffer = []
@@ -166,7 +166,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
         guard let name else { return }
         // After the chunks already queued: none is written from here on, and the file goes.
         await store.files.run {
-            self.file.withLock { file in
+            self.file.locked { file in
                 file.dropped = true
                 if file.descriptor >= 0 { close(file.descriptor) }
                 file.descriptor = -1

@@ -82,7 +82,7 @@ public final class PrometheusBrokerMetrics: BrokerMetrics {
     /// The Prometheus text, after the scraped metrics were brought up to date from `cache` and
     /// `traffic`. Never waits: it runs on the WebSocket server's service thread.
     public func exposition(cache: HTTPCache, traffic: ServerTraffic) -> [UInt8] {
-        scrapeLock.withLock { _ in
+        scrapeLock.locked { _ in
             scraped.update(cache: cache.statistics, store: cache.store.statsWithoutWaiting(), traffic: traffic)
         }
         return registry.emitToBuffer()

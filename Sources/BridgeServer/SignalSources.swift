@@ -1,3 +1,4 @@
+import BridgeCore
 import Dispatch
 import Synchronization
 
@@ -7,7 +8,7 @@ enum SignalSources {
     private static let lock = Mutex(())
 
     static func keep(_ sources: [DispatchSourceSignal]) {
-        lock.withLock { _ in kept += sources }
+        lock.locked { _ in kept += sources }
     }
 }
 

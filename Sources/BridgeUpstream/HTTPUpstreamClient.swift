@@ -58,7 +58,7 @@ public final class HTTPUpstreamClient: UpstreamClient {
 
     /// Shuts down every pooled connection.
     public func shutdown() async {
-        let all = clients.withLock { cache -> [HTTPClient] in
+        let all = clients.locked { cache -> [HTTPClient] in
             defer { cache = ClientCache() }
             return cache.all
         }
@@ -189,7 +189,7 @@ public final class HTTPUpstreamClient: UpstreamClient {
 
     /// The pooled client for `key`, made with these settings on first use.
     func client(key: String, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil) -> HTTPClient {
-        let (client, evicted) = clients.withLock { cache in
+        let (client, evicted) = clients.locked { cache in
             cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: dnsOverride, proxy: proxy, connectionsPerHost: connectionsPerHost) }
         }
         if let evicted { Task { try? await evicted.shutdown() } }

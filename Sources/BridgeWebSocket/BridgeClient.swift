@@ -71,7 +71,7 @@ public final class BridgeClient: Sendable {
     ///
     /// `onEvent` hears the post's events and binary chunks, in order, before the reply.
     public func post(_ name: String, _ body: JSONValue = .null, onEvent: (@Sendable (PostEvent) -> Void)? = nil, requestBody: [UInt8]? = nil) async throws -> JSONValue {
-        let id = state.withLock { state -> Int in
+        let id = state.locked { state -> Int in
             state.nextID += 1
             return state.nextID
         }
@@ -92,12 +92,12 @@ public final class BridgeClient: Sendable {
                      afterSending: @Sendable () -> Void = {}) async throws -> JSONValue {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let closed = closeCode.withLock { $0.closed }
+                let closed = closeCode.locked { $0.closed }
                 if closed {
                     continuation.resume(throwing: BridgeError(.network, "the connection is closed"))
                     return
                 }
-                state.withLock { $0.pending[id] = Pending(continuation: continuation, onEvent: onEvent) }
+                state.locked { $0.pending[id] = Pending(continuation: continuation, onEvent: onEvent) }
                 sendJSON(frame)
                 afterSending()
             }
@@ -133,7 +133,7 @@ public final class BridgeClient: Sendable {
 
     /// Frames that belonged to no pending post (`error` frames, subscription events), oldest first.
     public func takeUnsolicited() -> [JSONValue] {
-        state.withLock { state in
+        state.locked { state in
             defer { state.unsolicited = [] }
             return state.unsolicited
         }
@@ -141,11 +141,11 @@ public final class BridgeClient: Sendable {
 
     /// Calls `listener` with every frame that belongs to no pending post, from now on.
     public func onUnsolicited(_ listener: @escaping @Sendable (JSONValue) -> Void) {
-        state.withLock { $0.listener = listener }
+        state.locked { $0.listener = listener }
     }
 
     /// Whether the connection closed, and the close code the broker sent.
-    public var closeStatus: (closed: Bool, code: UInt16?) { closeCode.withLock { $0 } }
+    public var closeStatus: (closed: Bool, code: UInt16?) { closeCode.locked { $0 } }
 
     /// Closes the connection.
     public func close() { socket.close() }
@@ -156,14 +156,14 @@ public final class BridgeClient: Sendable {
         switch message {
         case .binary(let bytes):
             guard let header = try? bytes.withUnsafeBytes({ raw throws(BridgeError) in try BinaryFrameHeader.parse(raw) }) else { return }
-            let listener = state.withLock { $0.pending[header.id]?.onEvent }
+            let listener = state.locked { $0.pending[header.id]?.onEvent }
             listener?(.body(Array(bytes[BinaryFrameHeader.size...]), isEnd: header.isEnd))
         case .text(let bytes):
             guard let frame = try? JSONParser.parse(bytes) else { return }
             let id = frame["id"]?.intValue
             switch frame["type"]?.stringValue {
             case "reply":
-                guard let id, let pending = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return record(frame) }
+                guard let id, let pending = state.locked({ $0.pending.removeValue(forKey: id) }) else { return record(frame) }
                 if frame["ok"]?.boolValue == true {
                     pending.continuation.resume(returning: frame["body"] ?? .null)
                 } else {
@@ -172,7 +172,7 @@ public final class BridgeClient: Sendable {
                     pending.continuation.resume(throwing: BridgeError(ErrorCode(code), text))
                 }
             case "event" where id != nil:
-                let listener = state.withLock { $0.pending[id!]?.onEvent }
+                let listener = state.locked { $0.pending[id!]?.onEvent }
                 listener?(.event(name: frame["name"]?.stringValue ?? "", body: frame["body"] ?? .null))
             default:
                 record(frame)
@@ -181,7 +181,7 @@ public final class BridgeClient: Sendable {
     }
 
     private func record(_ frame: JSONValue) {
-        let listener = state.withLock { state -> (@Sendable (JSONValue) -> Void)? in
+        let listener = state.locked { state -> (@Sendable (JSONValue) -> Void)? in
             if state.listener == nil { state.unsolicited.append(frame) }
             return state.listener
         }
@@ -189,8 +189,8 @@ public final class BridgeClient: Sendable {
     }
 
     fileprivate func closed(code: UInt16?) {
-        closeCode.withLock { $0 = (true, code) }
-        let pending = state.withLock { state -> [Pending] in
+        closeCode.locked { $0 = (true, code) }
+        let pending = state.locked { state -> [Pending] in
             defer { state.pending = [:] }
             return Array(state.pending.values)
         }
@@ -203,6 +203,6 @@ public final class BridgeClient: Sendable {
 /// Lets the socket's callbacks reach the client once it exists.
 private final class ClientBox: Sendable {
     private let value = Mutex<BridgeClient?>(nil)
-    var client: BridgeClient? { value.withLock { $0 } }
-    func set(_ client: BridgeClient) { value.withLock { $0 = client } }
+    var client: BridgeClient? { value.locked { $0 } }
+    func set(_ client: BridgeClient) { value.locked { $0 = client } }
 }

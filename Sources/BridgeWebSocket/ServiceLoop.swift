@@ -1,3 +1,4 @@
+import BridgeCore
 import CLibWebSockets
 import Foundation
 import Synchronization
@@ -26,7 +27,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// context is destroyed.
     func start(context: OpaquePointer, onStop: @escaping @Sendable () -> Void = {}) {
         self.context = context
-        alive.withLock { $0 = true }
+        alive.locked { $0 = true }
         nonisolated(unsafe) let context = context
         let started = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
@@ -36,7 +37,7 @@ final class ServiceLoop: @unchecked Sendable {
                 if lws_service(context, 0) < 0 { break }
             }
             onStop()
-            alive.withLock { value in
+            alive.locked { value in
                 value = false
                 ServiceLoop.lifecycle.withLock { lws_context_destroy(context) }
             }
@@ -55,7 +56,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Makes the service thread return from its wait and drain outboxes.
     func wake() {
-        alive.withLock { alive in
+        alive.locked { alive in
             if alive, let context { lws_cancel_service(context) }
         }
     }

@@ -94,7 +94,7 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
         connectInfo.ietf_version_or_minus_one = -1
         connectInfo.local_protocol_name = UnsafePointer(name.pointer)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            connectResult.withLock { $0 = continuation }
+            connectResult.locked { $0 = continuation }
             if lws_client_connect_via_info(&connectInfo) == nil {
                 finishConnect(WebSocketClientError(description: "cannot connect to \(url)"))
             }
@@ -124,12 +124,12 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
     }
 
     func scheduleService(of session: WebSocketSession) {
-        pending.withLock { $0.append(session) }
+        pending.locked { $0.append(session) }
         loop.wake()
     }
 
     func finishConnect(_ error: Error?) {
-        guard let continuation = connectResult.withLock({ value -> CheckedContinuation<Void, Error>? in
+        guard let continuation = connectResult.locked({ value -> CheckedContinuation<Void, Error>? in
             defer { value = nil }
             return value
         }) else { return }
@@ -144,7 +144,7 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
     func handle(wsi: OpaquePointer, reason: lws_callback_reasons, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-            let due = pending.withLock { list -> [WebSocketSession] in
+            let due = pending.locked { list -> [WebSocketSession] in
                 defer { list = [] }
                 return list
             }
@@ -176,11 +176,11 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             if let input, length >= 2 {
                 let bytes = input.assumingMemoryBound(to: UInt8.self)
-                closeCode.withLock { $0 = UInt16(bytes[0]) << 8 | UInt16(bytes[1]) }
+                closeCode.locked { $0 = UInt16(bytes[0]) << 8 | UInt16(bytes[1]) }
             }
         case LWS_CALLBACK_CLIENT_CLOSED:
             session.closed()
-            onClose(closeCode.withLock { $0 })
+            onClose(closeCode.locked { $0 })
             loop.requestStop()
         default:
             break

@@ -146,7 +146,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     func scheduleService(of session: WebSocketSession) {
         // One wake-up per batch: until the service thread drains the list, the wake-up already
         // sent for its first session covers the ones queued after it.
-        let first = pending.withLock { list -> Bool in
+        let first = pending.locked { list -> Bool in
             list.append(session)
             return list.count == 1
         }
@@ -155,7 +155,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
 
     /// Service thread: drains the sessions other threads asked to be serviced.
     func drainPending() {
-        let (due, stopping) = pending.withLock { list -> ([WebSocketSession], Bool) in
+        let (due, stopping) = pending.locked { list -> ([WebSocketSession], Bool) in
             defer { list = [] }
             return (list, shuttingDown)
         }

@@ -88,7 +88,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     private func enqueue(_ buffer: FrameBuffer, binary: Bool) {
         guard let owner else { return }
         let onServiceThread = owner.loop.isServiceThread
-        let wake: Bool? = shared.withLock { state in
+        let wake: Bool? = shared.locked { state in
             guard !state.closed, state.close == nil else { return nil }
             state.queue.append(OutboundFrame(buffer: buffer, binary: binary))
             state.queuedBytes += buffer.count
@@ -105,7 +105,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     }
 
     var isWritable: Bool {
-        shared.withLock { $0.closed || $0.queuedBytes <= Self.highWater }
+        shared.locked { $0.closed || $0.queuedBytes <= Self.highWater }
     }
 
     func waitUntilWritable() async {
@@ -114,7 +114,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         // for every event and body frame of every request.
         guard !isWritable else { return }
         await withCheckedContinuation { continuation in
-            let ready = shared.withLock { state -> Bool in
+            let ready = shared.locked { state -> Bool in
                 if state.closed || state.queuedBytes <= Self.highWater { return true }
                 state.waiters.append(continuation)
                 return false
@@ -124,7 +124,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     }
 
     func close(code: UInt16, reason: String) {
-        let changed = shared.withLock { state -> Bool in
+        let changed = shared.locked { state -> Bool in
             guard !state.closed, state.close == nil else { return false }
             state.close = (code, reason)
             return true
@@ -133,7 +133,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     }
 
     func pauseReading(_ paused: Bool) {
-        shared.withLock { $0.pause = paused }
+        shared.locked { $0.pause = paused }
         requestService()
     }
 
@@ -143,7 +143,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             service()
             return
         }
-        let first = shared.withLock { state -> Bool in
+        let first = shared.locked { state -> Bool in
             defer { state.serviceRequested = true }
             return !state.serviceRequested
         }
@@ -156,7 +156,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     func service() {
         guard let wsi else { return }
         let current = current
-        let (pause, pending) = shared.withLock { state -> (Bool, Bool) in
+        let (pause, pending) = shared.locked { state -> (Bool, Bool) in
             state.serviceRequested = false
             let pending = current != nil || state.head < state.queue.count || state.close != nil
             if pending { state.writeScheduled = true }
@@ -185,7 +185,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         while true {
             if current == nil {
                 enum Next { case frames([OutboundFrame]), close(UInt16, String), nothing }
-                let next: Next = shared.withLock { state in
+                let next: Next = shared.locked { state in
                     if state.head < state.queue.count {
                         var frames = [Self.take(&state)]
                         // Whole responses queued one after the other go as one batch message.
@@ -231,7 +231,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             frame.sent += count
             current = final ? nil : frame
             let sentFrame = final ? frame.queued : 0
-            let (more, resume) = shared.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+            let (more, resume) = shared.locked { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                 let more = !final || state.head < state.queue.count || state.close != nil
                 state.writeScheduled = more
                 guard final else { return (more, []) }
@@ -276,12 +276,12 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     }
 
     /// Whether the connection has closed (readable from any thread).
-    var isClosed: Bool { shared.withLock { $0.closed } }
+    var isClosed: Bool { shared.locked { $0.closed } }
 
     /// The connection is gone: drop the outbox and wake every waiting writer.
     func closed() {
         wsi = nil
-        let waiters = shared.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = shared.locked { state -> [CheckedContinuation<Void, Never>] in
             state.closed = true
             state.queue = []
             state.head = 0

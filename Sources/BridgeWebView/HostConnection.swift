@@ -26,7 +26,7 @@ final class HostConnection: ConnectionSink, @unchecked Sendable {
     /// Posts `body` to the handler `name` and returns its reply body or error.
     func post(_ name: String, _ body: JSONValue) async -> Result<JSONValue, BridgeError> {
         await withCheckedContinuation { continuation in
-            let id = state.withLock { state in
+            let id = state.locked { state in
                 let id = state.nextID
                 state.nextID += 1
                 state.waiting[id] = continuation
@@ -44,7 +44,7 @@ final class HostConnection: ConnectionSink, @unchecked Sendable {
             return onEvent(name, message["body"] ?? .null)
         }
         guard message["type"]?.stringValue == "reply", let id = message["id"]?.intValue else { return }
-        guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
+        guard let waiter = state.locked({ $0.waiting.removeValue(forKey: id) }) else { return }
         if message["ok"]?.boolValue == true {
             waiter.resume(returning: .success(message["body"] ?? .null))
         } else {
@@ -61,7 +61,7 @@ final class HostConnection: ConnectionSink, @unchecked Sendable {
     /// Ends the connection: posts in flight are cancelled.
     func close() {
         connection.closed()
-        let waiters = state.withLock { state in
+        let waiters = state.locked { state in
             defer { state.waiting = [:] }
             return state.waiting.values
         }

@@ -1,3 +1,4 @@
+import BridgeCore
 import CWebKitGTK
 import Foundation
 import Synchronization
@@ -19,7 +20,7 @@ public enum MainLoop {
 
     /// Runs `work` on the main thread, after the work queued before it. Callable from any thread.
     public static func perform(_ work: @escaping @Sendable () -> Void) {
-        let first = queue.withLock { queue in
+        let first = queue.locked { queue in
             queue.append(work)
             return queue.count == 1
         }
@@ -34,7 +35,7 @@ public enum MainLoop {
     }
 
     private static func drain() -> gboolean {
-        let work = queue.withLock { queue in
+        let work = queue.locked { queue in
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
         }
@@ -45,7 +46,7 @@ public enum MainLoop {
     /// Whether the caller is on the main thread: the thread that initialised GTK and runs the
     /// main loop, where every WebKit call must be made.
     public static var isMainThread: Bool {
-        guard let owner = owner.withLock({ $0 }) else { return false }
+        guard let owner = owner.locked({ $0 }) else { return false }
         return pthread_equal(owner, pthread_self()) != 0
     }
 
@@ -63,16 +64,16 @@ public enum MainLoop {
     public static func runApplication(_ setup: @escaping @Sendable () -> Void) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let thread = Thread {
-                owner.withLock { $0 = pthread_self() }
+                owner.locked { $0 = pthread_self() }
                 guard gtk_init_check() != 0 else {
-                    owner.withLock { $0 = nil }
+                    owner.locked { $0 = nil }
                     return continuation.resume(returning: false)
                 }
                 setup()
                 let loop = g_main_loop_new(nil, 0)
-                current.withLock { $0 = UnsafeSendable(loop) }
+                current.locked { $0 = UnsafeSendable(loop) }
                 g_main_loop_run(loop)
-                current.withLock { $0 = nil }
+                current.locked { $0 = nil }
                 g_main_loop_unref(loop)
                 continuation.resume(returning: true)
             }
@@ -85,7 +86,7 @@ public enum MainLoop {
     /// Makes `runApplication` return once the work queued before has run. Callable from any thread.
     public static func quit() {
         perform {
-            if let loop = current.withLock({ $0?.value }) { g_main_loop_quit(loop) }
+            if let loop = current.locked({ $0?.value }) { g_main_loop_quit(loop) }
         }
     }
 

@@ -69,9 +69,9 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
     }
 
     /// Replies sent to the page so far, and when the last one was queued.
-    var replyStats: (count: Int, last: ContinuousClock.Instant?) { state.withLock { ($0.replies, $0.lastReply) } }
+    var replyStats: (count: Int, last: ContinuousClock.Instant?) { state.locked { ($0.replies, $0.lastReply) } }
     /// Scripts or replies that carried frames to the page so far.
-    var deliveries: Int { state.withLock { $0.deliveries } }
+    var deliveries: Int { state.locked { $0.deliveries } }
     private static let replyPrefix = Array("{\"type\":\"reply\"".utf8)
 
     /// The most frame bytes one answer carries (one frame alone may be larger); more waits for
@@ -88,7 +88,7 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
         // A reply envelope, or a whole response (a hit's head and body in one binary frame).
         if binary ? bytes.first == BinaryFrameHeader.wholeResponse : bytes.starts(with: Self.replyPrefix) {
             let now = ContinuousClock.now
-            state.withLock { state in
+            state.locked { state in
                 state.replies += 1
                 state.lastReply = now
             }
@@ -117,10 +117,10 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
             Self.appendEscaped(Array(reason.utf8), to: &call)
             call.append(contentsOf: Array("\");".utf8))
             queue(call)
-            state.withLock { $0.closed = true }
+            state.locked { $0.closed = true }
             return
         }
-        let schedule = state.withLock { state in
+        let schedule = state.locked { state in
             guard !state.closed else { return false }
             state.closed = true
             state.closing = (code, reason)
@@ -133,7 +133,7 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
     /// Drops whatever was not delivered yet and every later frame: the page is gone. A message
     /// still waiting is answered with the end of the connection.
     func markClosed() {
-        let waiters = state.withLock { state in
+        let waiters = state.locked { state in
             state.closed = true
             state.frames = []
             state.pendingBytes = 0
@@ -145,11 +145,11 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
         if !evaluates { MainLoop.perform { self.flush() } }
     }
 
-    var isWritable: Bool { state.withLock { $0.pendingBytes <= highWater || $0.closed } }
+    var isWritable: Bool { state.locked { $0.pendingBytes <= highWater || $0.closed } }
 
     func waitUntilWritable() async {
         await withCheckedContinuation { continuation in
-            let ready = state.withLock { state in
+            let ready = state.locked { state in
                 if state.pendingBytes <= highWater || state.closed { return true }
                 state.waiters.append(continuation)
                 return false
@@ -163,7 +163,7 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
     func pauseReading(_ paused: Bool) {}
 
     private func queue(_ frame: [UInt8]) {
-        let schedule = state.withLock { state in
+        let schedule = state.locked { state in
             guard !state.closed else { return false }
             state.frames.append(frame)
             state.pendingBytes += frame.count
@@ -188,7 +188,7 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
     /// On the main thread: hands what is queued to the page.
     private func flush() {
         if case .evaluate(let evaluate) = delivery { return flushScripts(evaluate) }
-        let taken: (frames: [[UInt8]], bytes: Int, close: (code: UInt16, reason: String)?)? = state.withLock { state in
+        let taken: (frames: [[UInt8]], bytes: Int, close: (code: UInt16, reason: String)?)? = state.locked { state in
             state.scheduled = false
             guard held != nil, !state.frames.isEmpty || state.closing != nil || !sessionSent else { return nil }
             let batch = state.takeBatch(limit: Self.batchBytes)
@@ -206,7 +206,7 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
     /// (or one call, when it alone is larger).
     private func flushScripts(_ evaluate: (String, @escaping @Sendable () -> Void) -> Void) {
         while true {
-            let next: (script: String, bytes: Int)? = state.withLock { state in
+            let next: (script: String, bytes: Int)? = state.locked { state in
                 guard !state.frames.isEmpty else {
                     state.scheduled = false
                     return nil
@@ -233,7 +233,7 @@ final class PageSink: ConnectionSink, @unchecked Sendable {
     }
 
     private func delivered(_ bytes: Int) {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+        let waiters: [CheckedContinuation<Void, Never>] = state.locked { state in
             state.pendingBytes -= bytes
             guard state.pendingBytes <= highWater else { return [] }
             defer { state.waiters = [] }

@@ -48,7 +48,7 @@ public final class Broker: Sendable {
     /// Registers `handler` under `name`, replacing any handler of that name.
     public func register(_ name: String, _ handler: any BridgeHandler) {
         let registered = Registered(handler: handler, meter: metrics?.postMeter(handler: name))
-        handlers.withLock { $0[name] = registered }
+        handlers.locked { $0[name] = registered }
     }
 
     /// Registers a closure as the handler `name`.
@@ -61,11 +61,11 @@ public final class Broker: Sendable {
 
     /// The registered handler names, sorted.
     public var handlerNames: [String] {
-        handlers.withLock { $0.keys.sorted() }
+        handlers.locked { $0.keys.sorted() }
     }
 
     func handler(named name: String) -> Registered? {
-        handlers.withLock { $0[name] }
+        handlers.locked { $0[name] }
     }
 
     /// Starts the protocol on a new connection: sends `hello` and returns the object the

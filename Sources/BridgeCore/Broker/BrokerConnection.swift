@@ -40,7 +40,7 @@ public final class BrokerConnection: Sendable {
     /// Runs `action` once the connection is gone (at once if it already is): for work that
     /// outlives a post, such as a progress subscription.
     public func whenClosed(_ action: @escaping @Sendable () -> Void) {
-        let closed = state.withLock { state in
+        let closed = state.locked { state in
             if !state.closed { state.closeActions.append(action) }
             return state.closed
         }
@@ -48,7 +48,7 @@ public final class BrokerConnection: Sendable {
     }
 
     /// The number of posts in flight, for tests and stats.
-    public var inFlightCount: Int { state.withLock { $0.inFlight } }
+    public var inFlightCount: Int { state.locked { $0.inFlight } }
 
     /// Handles one text frame from the client.
     public func receive(text bytes: UnsafeRawBufferPointer) {
@@ -57,7 +57,7 @@ public final class BrokerConnection: Sendable {
             message = try ClientMessage.decode(bytes)
         } catch {
             let failure = BridgeError(.badMessage, error.message)
-            if let id = error.id, !state.withLock({ $0.posts[id] != nil }) {
+            if let id = error.id, !state.locked({ $0.posts[id] != nil }) {
                 sink.send(ServerMessage.reply(id: id, error: failure), binary: false)
             } else {
                 sink.send(ServerMessage.error(failure), binary: false)
@@ -86,7 +86,7 @@ public final class BrokerConnection: Sendable {
             return
         }
         let payload = Array(UnsafeRawBufferPointer(rebasing: frame[BinaryFrameHeader.size...]))
-        let channel: RequestBodyChannel? = state.withLock { state in
+        let channel: RequestBodyChannel? = state.locked { state in
             guard let entry = state.posts[header.id] else { return nil }
             if entry.body == nil { entry.body = RequestBodyChannel(connection: self, highWater: broker.configuration.requestBodyHighWater) }
             return entry.body
@@ -106,7 +106,7 @@ public final class BrokerConnection: Sendable {
     /// The connection is gone: every post in flight is cancelled and nothing more is sent.
     public func closed() {
         // Task and body are read under the lock that guards their writes.
-        let (work, actions): ([(Task<Void, Never>?, RequestBodyChannel?)], [@Sendable () -> Void]) = state.withLock { state in
+        let (work, actions): ([(Task<Void, Never>?, RequestBodyChannel?)], [@Sendable () -> Void]) = state.locked { state in
             state.closed = true
             let all = Array(state.posts.values) + Array(state.anonymous.values)
             state.posts = [:]
@@ -130,7 +130,7 @@ public final class BrokerConnection: Sendable {
         let (handler, meter) = (registered.handler, registered.meter)
         if let inline = registered.inline {
             guard let id else { _ = try? inline.handleInline(body); meter?.ended(nil); return }
-            let duplicate = state.withLock { $0.posts[id] != nil }
+            let duplicate = state.locked { $0.posts[id] != nil }
             if duplicate { return rejectDuplicate(id) }
             // Counted before the reply goes out, so a client that saw the reply sees the count.
             do {
@@ -144,7 +144,7 @@ public final class BrokerConnection: Sendable {
             return
         }
         enum Admission { case admitted(PostEntry), duplicate, full, closed }
-        let admission: Admission = state.withLock { state in
+        let admission: Admission = state.locked { state in
             if state.closed { return .closed }
             if let id, state.posts[id] != nil { return .duplicate }
             if state.inFlight >= configuration.maxInFlight { return .full }
@@ -167,7 +167,7 @@ public final class BrokerConnection: Sendable {
                 return finish(entry, with: reply)
             }
             let task = Task { await self.run(handler, call: call, entry: entry) }
-            let cancelledEarly = state.withLock { _ in
+            let cancelledEarly = state.locked { _ in
                 entry.task = task
                 return entry.isCancelled || entry.deadlinePassed
             }
@@ -191,7 +191,7 @@ public final class BrokerConnection: Sendable {
     }
 
     private func finish(_ entry: PostEntry, with result: ImmediateReply) {
-        state.withLock { state in
+        state.locked { state in
             guard !entry.isCancelled else { return }
             if let id = entry.id {
                 guard state.posts[id] === entry else { return }
@@ -219,7 +219,7 @@ public final class BrokerConnection: Sendable {
     /// cancelling the returned item first stops that.
     func cancel(_ entry: PostEntry, after duration: Duration) -> DispatchWorkItem {
         let item = DispatchWorkItem { [weak self] in
-            let task = self?.state.withLock { _ -> Task<Void, Never>? in
+            let task = self?.state.locked { _ -> Task<Void, Never>? in
                 entry.deadlinePassed = true
                 return entry.task
             }
@@ -233,11 +233,11 @@ public final class BrokerConnection: Sendable {
 
     /// Whether `entry`'s deadline passed.
     func deadlinePassed(_ entry: PostEntry) -> Bool {
-        state.withLock { _ in entry.deadlinePassed }
+        state.locked { _ in entry.deadlinePassed }
     }
 
     private func cancel(id: Int) {
-        let work: (Task<Void, Never>?, RequestBodyChannel?)? = state.withLock { state in
+        let work: (Task<Void, Never>?, RequestBodyChannel?)? = state.locked { state in
             guard let entry = state.posts.removeValue(forKey: id) else { return nil }
             entry.isCancelled = true
             entry.meter?.ended(.cancelled)
@@ -253,13 +253,13 @@ public final class BrokerConnection: Sendable {
 
     /// Credit for a post that ended, or that asked for no window, is ignored.
     private func credit(id: Int, bytes: Int) {
-        let window = state.withLock { $0.posts[id]?.credit }
+        let window = state.locked { $0.posts[id]?.credit }
         window?.grant(bytes)
     }
 
     /// The post's flow-control window, made with `initial` bytes of credit on first use.
     func creditWindow(for entry: PostEntry, initial: Int) -> CreditWindow {
-        state.withLock { _ in
+        state.locked { _ in
             if entry.credit == nil { entry.credit = CreditWindow(initial: initial) }
             return entry.credit!
         }
@@ -283,7 +283,7 @@ public final class BrokerConnection: Sendable {
     /// Sends a frame of `entry`'s post if the post is still live: atomically with cancellation,
     /// so nothing of a post follows its reply.
     func sendIfActive(_ entry: PostEntry, _ bytes: [UInt8], binary: Bool) -> Bool {
-        state.withLock { state in
+        state.locked { state in
             guard !entry.isCancelled, !state.closed else { return false }
             sink.send(bytes, binary: binary)
             return true
@@ -292,7 +292,7 @@ public final class BrokerConnection: Sendable {
 
     /// `sendIfActive` for a frame built with the sink's headroom.
     func sendIfActive(_ entry: PostEntry, _ framed: FrameBuffer) -> Bool {
-        state.withLock { state in
+        state.locked { state in
             guard !entry.isCancelled, !state.closed else { return false }
             sink.send(framed: framed, binary: true)
             return true
@@ -300,7 +300,7 @@ public final class BrokerConnection: Sendable {
     }
 
     func bodyChannel(for entry: PostEntry) -> RequestBodyChannel {
-        state.withLock { state in
+        state.locked { state in
             if entry.body == nil { entry.body = RequestBodyChannel(connection: self, highWater: broker.configuration.requestBodyHighWater) }
             return entry.body!
         }
@@ -308,7 +308,7 @@ public final class BrokerConnection: Sendable {
 
     /// A request-body channel crossed (or dropped back under) its high-water mark.
     func bodyPressureChanged(over: Bool) {
-        let change: Bool? = state.withLock { state in
+        let change: Bool? = state.locked { state in
             state.pausedBodies += over ? 1 : -1
             if over, state.pausedBodies == 1 { return true }
             if !over, state.pausedBodies == 0 { return false }

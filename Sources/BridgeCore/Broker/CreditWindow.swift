@@ -20,7 +20,7 @@ public final class CreditWindow: Sendable {
 
     /// Grants `bytes` more.
     public func grant(_ bytes: Int) {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+        let waiter: CheckedContinuation<Void, Never>? = state.locked { state in
             state.available += bytes
             guard state.available > 0 else { return nil }
             defer { state.waiter = nil }
@@ -31,7 +31,7 @@ public final class CreditWindow: Sendable {
 
     /// Stops waiting for good (the post ended or was cancelled).
     public func close() {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+        let waiter: CheckedContinuation<Void, Never>? = state.locked { state in
             state.closed = true
             defer { state.waiter = nil }
             return state.waiter
@@ -43,10 +43,10 @@ public final class CreditWindow: Sendable {
     public func waitForRoom() async throws {
         while true {
             try Task.checkCancellation()
-            if state.withLock({ $0.available > 0 || $0.closed }) { return }
+            if state.locked({ $0.available > 0 || $0.closed }) { return }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
-                    let now = state.withLock { state in
+                    let now = state.locked { state in
                         if state.available > 0 || state.closed { return true }
                         state.waiter = continuation
                         return false
@@ -61,6 +61,6 @@ public final class CreditWindow: Sendable {
 
     /// Uses `bytes` of the credit (the last frame may take it below zero: by at most one frame).
     public func spend(_ bytes: Int) {
-        state.withLock { $0.available -= bytes }
+        state.locked { $0.available -= bytes }
     }
 }

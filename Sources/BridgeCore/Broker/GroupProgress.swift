@@ -80,7 +80,7 @@ public final class GroupProgress: Sendable {
 
     /// Adds a request to `group`; returns the token that names it in later updates.
     public func start(group: String) -> UInt64 {
-        let (token, frame): (UInt64, JSONValue?) = state.withLock { groups in
+        let (token, frame): (UInt64, JSONValue?) = state.locked { groups in
             if groups[group] == nil { Self.forgetFinished(&groups, now: .now) }
             var entry = groups[group] ?? Group()
             entry.finishedAt = nil
@@ -97,7 +97,7 @@ public final class GroupProgress: Sendable {
 
     /// Records a request's progress: headers seen, bytes loaded, size when known.
     public func update(group: String, token: UInt64, loaded: Int, total: Int?, headers: Bool = true) {
-        let frame: JSONValue? = state.withLock { groups in
+        let frame: JSONValue? = state.locked { groups in
             guard var entry = groups[group], entry.requests[token] != nil else { return nil }
             entry.requests[token]!.loaded = loaded
             entry.requests[token]!.total = total
@@ -111,7 +111,7 @@ public final class GroupProgress: Sendable {
 
     /// Marks a request finished (succeeded or failed); the group ends when all have.
     public func finish(group: String, token: UInt64) {
-        let (frame, wait): (JSONValue?, Duration?) = state.withLock { groups in
+        let (frame, wait): (JSONValue?, Duration?) = state.locked { groups in
             guard var entry = groups[group], entry.requests[token] != nil else { return (nil, nil) }
             entry.requests[token]!.finished = true
             let done = entry.requests.values.allSatisfy(\.finished)
@@ -137,7 +137,7 @@ public final class GroupProgress: Sendable {
     /// The final event `finish` put off, if the group is still finished (if a request started
     /// since, the finish that ends it sends one).
     private func sendScheduledFinal(group: String) {
-        let frame: JSONValue? = state.withLock { groups in
+        let frame: JSONValue? = state.locked { groups in
             guard var entry = groups[group], entry.finalScheduled else { return nil }
             entry.finalScheduled = false
             let done = entry.requests.values.allSatisfy(\.finished)
@@ -149,7 +149,7 @@ public final class GroupProgress: Sendable {
     }
 
     /// The groups remembered now, finished or not (for tests and diagnostics).
-    public var groupCount: Int { state.withLock { $0.count } }
+    public var groupCount: Int { state.locked { $0.count } }
 
     private static func forgetFinished(_ groups: inout [String: Group], now: ContinuousClock.Instant) {
         let finished = groups.compactMap { name, group in group.finishedAt.map { (name, $0) } }

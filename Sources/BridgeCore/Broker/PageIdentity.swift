@@ -17,10 +17,10 @@ public final class PageIdentity: Sendable {
     init() {}
 
     /// The latest report (empty until `page.identity`).
-    public var report: Report { state.withLock { $0 } }
+    public var report: Report { state.locked { $0 } }
 
     /// Replaces the report.
-    func update(_ report: Report) { state.withLock { $0 = report } }
+    func update(_ report: Report) { state.locked { $0 = report } }
 }
 
 /// The identity a request is sent with: the connection's handshake facts and the page's report

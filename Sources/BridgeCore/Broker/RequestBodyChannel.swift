@@ -25,7 +25,7 @@ final class RequestBodyChannel: Sendable {
     }
 
     func append(_ bytes: [UInt8], isEnd: Bool) {
-        let (waiter, pause): (CheckedContinuation<Void, Never>?, Bool) = state.withLock { state in
+        let (waiter, pause): (CheckedContinuation<Void, Never>?, Bool) = state.locked { state in
             guard !state.ended, state.failure == nil else { return (nil, false) }
             if !bytes.isEmpty {
                 state.chunks.append(bytes)
@@ -45,7 +45,7 @@ final class RequestBodyChannel: Sendable {
     }
 
     func fail(_ error: BridgeError) {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+        let waiter: CheckedContinuation<Void, Never>? = state.locked { state in
             if state.failure == nil, !state.ended { state.failure = error }
             defer { state.waiter = nil }
             return state.waiter
@@ -55,7 +55,7 @@ final class RequestBodyChannel: Sendable {
 
     /// Clears the paused mark when the post ends; true when it was set.
     func releaseIfPaused() -> Bool {
-        state.withLock { state in
+        state.locked { state in
             defer { state.paused = false }
             return state.paused
         }
@@ -65,7 +65,7 @@ final class RequestBodyChannel: Sendable {
     func next() async throws -> [UInt8]? {
         while true {
             enum Step { case chunk([UInt8], resume: Bool), end, failed(BridgeError), wait }
-            let step: Step = state.withLock { state in
+            let step: Step = state.locked { state in
                 if state.head < state.chunks.count {
                     let chunk = state.chunks[state.head]
                     state.chunks[state.head] = []
@@ -96,7 +96,7 @@ final class RequestBodyChannel: Sendable {
                 try Task.checkCancellation()
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { continuation in
-                        let resumeNow = state.withLock { state in
+                        let resumeNow = state.locked { state in
                             if state.head < state.chunks.count || state.ended || state.failure != nil {
                                 return true
                             }

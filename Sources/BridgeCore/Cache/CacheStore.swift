@@ -90,8 +90,8 @@ public struct CacheBody: Sendable {
     /// A body over bytes in memory, handed out in chunks of at most `chunkSize`.
     public static func bytes(_ bytes: [UInt8], chunkSize: Int = 256 * 1024) -> CacheBody {
         let offset = Mutex(0)
-        return CacheBody(length: bytes.count, skip: { count in offset.withLock { $0 = min(bytes.count, $0 + count) } }) {
-            offset.withLock { start in
+        return CacheBody(length: bytes.count, skip: { count in offset.locked { $0 = min(bytes.count, $0 + count) } }) {
+            offset.locked { start in
                 guard start < bytes.count else { return nil }
                 let end = min(bytes.count, start + chunkSize)
                 defer { start = end }

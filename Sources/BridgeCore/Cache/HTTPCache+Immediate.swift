@@ -81,7 +81,7 @@ extension HTTPCache {
             currentAge = reply.freshness.currentAge
         }
         guard accept(entry), let body = store.bodyWithoutWaiting(of: entry), body.count <= bodyLimit else { return nil }
-        counters.withLock { $0.hits += 1 }
+        counters.locked { $0.hits += 1 }
         let freshness = Freshness(lifetime: template.lifetime, source: .none, currentAge: currentAge)
         return ImmediateHit(
             entry: entry, age: freshness.ageHeaderValue, ttl: CacheStatusEntry.ttl(freshness.timeToLive), body: body,

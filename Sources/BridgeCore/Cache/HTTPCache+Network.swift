@@ -14,7 +14,7 @@ extension HTTPCache {
         if forwarded.headers.contains("range"), !forwarded.headers.contains("accept-encoding") {
             forwarded.headers.add("accept-encoding", "identity")
         }
-        if plan.sendsConditionalRequest { counters.withLock { $0.revalidations += 1 } }
+        if plan.sendsConditionalRequest { counters.locked { $0.revalidations += 1 } }
         let requestTime = clock.now()
         var response: UpstreamResponse?
         var failure: BridgeError?
@@ -38,7 +38,7 @@ extension HTTPCache {
                 // A 304 for an entry evicted meanwhile has no body to serve: ask again in full.
                 return try await send(request, mode: .reload, attempt: attempt + 1)
             }
-            if decision.status != .revalidated { counters.withLock { $0.served(decision.status) } }
+            if decision.status != .revalidated { counters.locked { $0.served(decision.status) } }
             let age = decision.headers.first("age").flatMap { Int($0) }
             guard let range = decision.range else {
                 return Self.storedExchange(entry, headers: decision.headers, status: decision.status, age: age, body: body)
@@ -56,11 +56,11 @@ extension HTTPCache {
                 // The stored part went away (or no longer matches): ask for the client's request alone.
                 return try await send(request, mode: .reload, attempt: attempt + 1)
             }
-            counters.withLock { $0.misses += 1 }
+            counters.locked { $0.misses += 1 }
             return exchange
         case .network:
             guard var served = response else { throw failure ?? BridgeError(.network, "\(request.url): no response") }
-            if decision.status == .miss { counters.withLock { $0.misses += 1 } }
+            if decision.status == .miss { counters.locked { $0.misses += 1 } }
             served.headers = decision.headers
             if case .store(var entry) = decision.write {
                 // The policy sees status and headers only; the phrase is kept as the origin sent it.
@@ -143,14 +143,14 @@ final class TeeBody: Sendable {
             await end(commit: true)
             return nil
         }
-        if phase.withLock({ $0 == .writing }), !(await write(chunk)) {
+        if phase.locked({ $0 == .writing }), !(await write(chunk)) {
             await end(commit: false)
         }
         return chunk
     }
 
     private func end(commit: Bool) async {
-        let wasWriting = phase.withLock { phase in
+        let wasWriting = phase.locked { phase in
             defer { phase = .done }
             return phase == .writing
         }
@@ -171,7 +171,7 @@ final class TeeBody: Sendable {
 
     deinit {
         // Dropped before the end (client cancelled, body too large): discard the partial entry.
-        if phase.withLock({ $0 == .writing }) {
+        if phase.locked({ $0 == .writing }) {
             let writer = self.writer
             writes.start { await writer.discard() }
             leader?.finish()

@@ -35,9 +35,9 @@ extension HTTPCache {
             let start = offset
             let skipped = Mutex(false)
             source = {
-                if !skipped.withLock({ $0 }) {
+                if !skipped.locked({ $0 }) {
                     try await skip(start)
-                    skipped.withLock { $0 = true }
+                    skipped.locked { $0 = true }
                 }
                 return try await body.next()
             }
@@ -115,13 +115,13 @@ final class SlicedBody: Sendable {
 
     func next() async throws -> [UInt8]? {
         while true {
-            let start = position.withLock { $0 }
+            let start = position.locked { $0 }
             if start >= range.upperBound {
                 if drain { while try await source() != nil {} }
                 return nil
             }
             guard let chunk = try await source() else { return nil }
-            position.withLock { $0 = start + chunk.count }
+            position.locked { $0 = start + chunk.count }
             let low = max(range.lowerBound, start), high = min(range.upperBound, start + chunk.count)
             if low < high { return low == start && high == start + chunk.count ? chunk : Array(chunk[(low - start)..<(high - start)]) }
         }
@@ -137,10 +137,10 @@ final class JoinedBody: Sendable {
 
     func next() async throws -> [UInt8]? {
         while true {
-            let current = index.withLock { $0 }
+            let current = index.locked { $0 }
             guard current < segments.count else { return nil }
             if let chunk = try await segments[current]() { return chunk }
-            index.withLock { $0 = current + 1 }
+            index.locked { $0 = current + 1 }
         }
     }
 }
@@ -161,7 +161,7 @@ final class CountedBody: Sendable {
 
     func next() async throws -> [UInt8]? {
         let chunk = try await source()
-        let total = count.withLock { total in
+        let total = count.locked { total in
             total += chunk?.count ?? 0
             return total
         }

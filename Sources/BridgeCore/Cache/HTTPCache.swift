@@ -88,7 +88,7 @@ public final class HTTPCache: Sendable {
     }
 
     /// The counters so far.
-    public var statistics: Counters { counters.withLock { $0 } }
+    public var statistics: Counters { counters.locked { $0 } }
 
     /// Performs one hop through the cache in `mode`.
     ///
@@ -135,11 +135,11 @@ public final class HTTPCache: Sendable {
                     guard attempt < 3 else { throw BridgeError(.notCached, "\(request.url) left the cache while being read") }
                     return try await send(request, mode: mode, attempt: attempt + 1)
                 }
-                counters.withLock { $0.served(reply.status) }
+                counters.locked { $0.served(reply.status) }
                 if reply.backgroundRevalidation { revalidateInBackground(reply.entry, request: request) }
                 return exchange
             }
-            counters.withLock { $0.served(reply.status) }
+            counters.locked { $0.served(reply.status) }
             if reply.backgroundRevalidation { revalidateInBackground(reply.entry, request: request) }
             return Self.storedExchange(reply.entry, headers: reply.headers, status: reply.status, age: reply.age, body: body)
         case .revalidate, .fetch:
@@ -147,7 +147,7 @@ public final class HTTPCache: Sendable {
                 return try await network(plan, request: request, cacheRequest: cacheRequest, mode: mode, leader: nil, attempt: attempt)
             }
             guard let leader = await collapsing.lead(key) else {
-                counters.withLock { $0.collapsed += 1 }
+                counters.locked { $0.collapsed += 1 }
                 return try await send(request, mode: mode, attempt: attempt + 1)
             }
             return try await network(plan, request: request, cacheRequest: cacheRequest, mode: mode, leader: leader, attempt: attempt)

@@ -83,9 +83,9 @@ final class HitTemplate: Sendable {
     ///
     /// The kept encoding is used only for the same bytes: a store may reuse an id.
     func encodedBody(_ key: String, body: [UInt8], encode: ([UInt8]) -> [UInt8]) -> [UInt8] {
-        if let kept = encodedBodies.withLock({ $0[key] }), kept.body == body { return kept.encoded }
+        if let kept = encodedBodies.locked({ $0[key] }), kept.body == body { return kept.encoded }
         let encoded = encode(body)
-        if encoded.count <= Self.encodedBodyLimit { encodedBodies.withLock { $0[key] = (body, encoded) } }
+        if encoded.count <= Self.encodedBodyLimit { encodedBodies.locked { $0[key] = (body, encoded) } }
         return encoded
     }
 }
@@ -98,9 +98,9 @@ final class HitTemplates: Sendable {
     static let capacity = 512
 
     func template(for entry: CachedResponse, options: CachePolicyOptions) -> HitTemplate {
-        if let kept = templates.withLock({ $0[entry.id] }), kept.entry == entry { return kept }
+        if let kept = templates.locked({ $0[entry.id] }), kept.entry == entry { return kept }
         let made = HitTemplate(entry: entry, options: options)
-        templates.withLock { templates in
+        templates.locked { templates in
             if templates.count >= Self.capacity { templates.removeAll(keepingCapacity: true) }
             templates[entry.id] = made
         }

@@ -23,24 +23,24 @@ public final class MemoryCacheStore: CacheStore {
     }
 
     /// The number of stored entries.
-    public var count: Int { state.withLock { $0.entries.count } }
+    public var count: Int { state.locked { $0.entries.count } }
 
     public func entries(for key: String) async -> [CachedResponse] {
-        state.withLock { $0.entries.values.filter { $0.entry.url == key }.map(\.entry) }
+        state.locked { $0.entries.values.filter { $0.entry.url == key }.map(\.entry) }
             .sorted { $0.id < $1.id }
     }
 
     public func body(of entry: CachedResponse) async -> CacheBody? {
-        state.withLock { $0.entries[entry.id]?.body }.map { CacheBody.bytes($0) }
+        state.locked { $0.entries[entry.id]?.body }.map { CacheBody.bytes($0) }
     }
 
     public func entriesWithoutWaiting(for key: String) -> [CachedResponse]? {
-        state.withLock { $0.entries.values.filter { $0.entry.url == key }.map(\.entry) }
+        state.locked { $0.entries.values.filter { $0.entry.url == key }.map(\.entry) }
             .sorted { $0.id < $1.id }
     }
 
     public func bodyWithoutWaiting(of entry: CachedResponse) -> [UInt8]? {
-        state.withLock { $0.entries[entry.id]?.body }
+        state.locked { $0.entries[entry.id]?.body }
     }
 
     public func makeWriter(for entry: CachedResponse, expectedLength: Int?) async -> (any CacheEntryWriter)? {
@@ -49,22 +49,22 @@ public final class MemoryCacheStore: CacheStore {
     }
 
     public func update(_ entry: CachedResponse) async {
-        state.withLock { state in
+        state.locked { state in
             guard state.entries[entry.id] != nil else { return }
             state.entries[entry.id]?.entry = entry
         }
     }
 
     public func remove(_ entry: CachedResponse) async {
-        state.withLock { _ = $0.entries.removeValue(forKey: entry.id) }
+        state.locked { _ = $0.entries.removeValue(forKey: entry.id) }
     }
 
     public func removeAll(for key: String) async {
-        state.withLock { $0.entries = $0.entries.filter { $0.value.entry.url != key } }
+        state.locked { $0.entries = $0.entries.filter { $0.value.entry.url != key } }
     }
 
     public func clear(_ scope: CacheClearScope) async -> Int {
-        state.withLock { state in
+        state.locked { state in
             let before = state.entries.count
             state.entries = state.entries.filter { !scope.contains($0.value.entry) }
             return before - state.entries.count
@@ -76,7 +76,7 @@ public final class MemoryCacheStore: CacheStore {
     }
 
     public func statsWithoutWaiting() -> CacheStoreStats? {
-        state.withLock { state in
+        state.locked { state in
             var stats = CacheStoreStats()
             stats.memoryEntries = state.entries.count
             stats.memoryBytes = state.entries.values.reduce(0) { $0 + $1.body.count }
@@ -86,7 +86,7 @@ public final class MemoryCacheStore: CacheStore {
     }
 
     func insert(_ entry: CachedResponse, body: [UInt8]) {
-        state.withLock { state in
+        state.locked { state in
             var stored = entry
             stored.id = String(state.nextID)
             state.nextID += 1
@@ -106,7 +106,7 @@ public final class MemoryCacheStore: CacheStore {
         }
 
         func write(_ chunk: [UInt8]) async -> Bool {
-            body.withLock { body in
+            body.locked { body in
                 guard var bytes = body else { return false }
                 body = nil  // Moved out so the append does not copy.
                 bytes.append(contentsOf: chunk)
@@ -117,12 +117,12 @@ public final class MemoryCacheStore: CacheStore {
         }
 
         func commit() async -> Bool {
-            guard let bytes = body.withLock({ $0 }) else { return false }
+            guard let bytes = body.locked({ $0 }) else { return false }
             if store.writeDelay > .zero { try? await Task.sleep(for: store.writeDelay) }
             store.insert(entry, body: bytes)
             return true
         }
 
-        func discard() async { body.withLock { $0 = nil } }
+        func discard() async { body.locked { $0 = nil } }
     }
 }

@@ -12,19 +12,19 @@ final class RequestCollapsing: Sendable {
     /// Leads the request under `key`, or, when another one leads, waits until it finishes and
     /// returns nil (also when the waiting task is cancelled).
     func lead(_ key: String) async -> CollapsingLeader? {
-        let leads = state.withLock { state -> Bool in
+        let leads = state.locked { state -> Bool in
             guard state.waiters[key] == nil else { return false }
             state.waiters[key] = [:]
             return true
         }
         if leads { return CollapsingLeader(collapsing: self, key: key) }
-        let waiter = state.withLock { state -> Int in
+        let waiter = state.locked { state -> Int in
             state.nextWaiter += 1
             return state.nextWaiter
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let queued = state.withLock { state -> Bool in
+                let queued = state.locked { state -> Bool in
                     // The leader may have finished (or the task been cancelled) since `leads`.
                     guard state.waiters[key] != nil, !Task.isCancelled else { return false }
                     state.waiters[key]?[waiter] = continuation
@@ -33,14 +33,14 @@ final class RequestCollapsing: Sendable {
                 if !queued { continuation.resume() }
             }
         } onCancel: {
-            state.withLock { $0.waiters[key]?.removeValue(forKey: waiter) }?.resume()
+            state.locked { $0.waiters[key]?.removeValue(forKey: waiter) }?.resume()
         }
         return nil
     }
 
     /// Ends the lead under `key`, waking every waiter.
     func finish(_ key: String) {
-        let waiting = state.withLock { $0.waiters.removeValue(forKey: key) } ?? [:]
+        let waiting = state.locked { $0.waiters.removeValue(forKey: key) } ?? [:]
         for continuation in waiting.values { continuation.resume() }
     }
 }
@@ -57,16 +57,16 @@ final class CollapsingLeader: Sendable {
     }
 
     /// Marks that a streaming body will finish the lead when it ends.
-    func handOver() { state.withLock { $0.handedOver = true } }
+    func handOver() { state.locked { $0.handedOver = true } }
 
     /// Finishes the lead unless a body took it over.
     func finishUnlessHandedOver() {
-        if !state.withLock({ $0.handedOver }) { finish() }
+        if !state.locked({ $0.handedOver }) { finish() }
     }
 
     /// Finishes the lead; later calls do nothing.
     func finish() {
-        let first = state.withLock { state -> Bool in
+        let first = state.locked { state -> Bool in
             defer { state.finished = true }
             return !state.finished
         }
@@ -82,13 +82,13 @@ final class BackgroundTasks: Sendable {
 
     /// Runs `work` in the background unless work under `key` is already running (nil: always).
     func start(key: String? = nil, _ work: @escaping @Sendable () async -> Void) {
-        state.withLock { state in
+        state.locked { state in
             if let key, !state.running.insert(key).inserted { return }
             state.next += 1
             let id = state.next
             state.tasks[id] = Task {
                 await work()
-                self.state.withLock { state in
+                self.state.locked { state in
                     if let key { state.running.remove(key) }
                     state.tasks.removeValue(forKey: id)
                 }
@@ -98,13 +98,13 @@ final class BackgroundTasks: Sendable {
 
     /// Waits until no background work is left.
     func waitForAll() async {
-        while let task = state.withLock({ $0.tasks.values.first }) {
+        while let task = state.locked({ $0.tasks.values.first }) {
             await task.value
         }
     }
 
     /// How many tasks are running.
-    var count: Int { state.withLock { $0.tasks.count } }
+    var count: Int { state.locked { $0.tasks.count } }
 }
 
 /// Commits of stored responses still in flight, by primary cache key.
@@ -116,12 +116,12 @@ final class PendingCommits: Sendable {
 
     /// Runs `commit` in the background, known under `key` until it ends.
     func run(key: String, _ commit: @escaping @Sendable () async -> Void) {
-        state.withLock { state in
+        state.locked { state in
             state.next += 1
             let id = state.next
             state.tasks[key, default: [:]][id] = Task {
                 await commit()
-                self.state.withLock { state in
+                self.state.locked { state in
                     state.tasks[key]?[id] = nil
                     if state.tasks[key]?.isEmpty == true { state.tasks[key] = nil }
                 }
@@ -131,18 +131,18 @@ final class PendingCommits: Sendable {
 
     /// Whether a commit under `key` is still running.
     func isPending(_ key: String) -> Bool {
-        state.withLock { $0.tasks[key] != nil }
+        state.locked { $0.tasks[key] != nil }
     }
 
     /// Waits for the commits under `key` started so far.
     func wait(for key: String) async {
-        let pending = state.withLock { Array(($0.tasks[key] ?? [:]).values) }
+        let pending = state.locked { Array(($0.tasks[key] ?? [:]).values) }
         for task in pending { await task.value }
     }
 
     /// Waits until no commit is left.
     func waitForAll() async {
-        while let task = state.withLock({ $0.tasks.values.first?.values.first }) {
+        while let task = state.locked({ $0.tasks.values.first?.values.first }) {
             await task.value
         }
     }

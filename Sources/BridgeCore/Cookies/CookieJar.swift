@@ -91,7 +91,7 @@ public final class CookieJar: Sendable {
         let outcome: StoreOutcome
         do {
             let parsed = try SetCookie(parsing: line)
-            outcome = try state.withLock { state throws(CookieRejection) in
+            outcome = try state.locked { state throws(CookieRejection) in
                 try apply(parsed, url: url, context: context, state: &state)
             }
         } catch {
@@ -111,7 +111,7 @@ public final class CookieJar: Sendable {
         let blockUnpartitioned = !sameSite && !context.topLevelNavigation && thirdPartyCookies == .block
         let partition = context.partition(for: url, suffixes)
         let trustworthy = url.isTrustworthy
-        return state.withLock { state in
+        return state.locked { state in
             var found: [Cookie] = []
             var expired: [Cookie.Key] = []
             for domain in Self.domainCandidates(of: url.host) {
@@ -155,7 +155,7 @@ public final class CookieJar: Sendable {
     /// Every unexpired cookie, by domain, then path, then name.
     public func all() -> [Cookie] {
         let now = clock.now()
-        return state.withLock { state in
+        return state.locked { state in
             state.byDomain.values.flatMap(\.values).filter { ($0.expires ?? .infinity) > now }
         }.sorted { ($0.domain, $0.path, $0.name) < ($1.domain, $1.path, $1.name) }
     }
@@ -165,7 +165,7 @@ public final class CookieJar: Sendable {
     @discardableResult
     public func clear(domain: String? = nil, since: Double? = nil) -> Int {
         let domain = domain.map { Punycode.asciiDomain($0.lowercased().hasPrefix(".") ? String($0.lowercased().dropFirst()) : $0.lowercased()) }
-        return state.withLock { state in
+        return state.locked { state in
             var keys: [Cookie.Key] = []
             for (cookieDomain, cookies) in state.byDomain {
                 if let domain, !CookieURL.domain(cookieDomain, matches: domain) { continue }

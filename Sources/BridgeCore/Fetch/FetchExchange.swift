@@ -135,7 +135,7 @@ struct FetchExchange: Sendable {
             let offset = Mutex(0)
             let progress = UploadProgress(call: call, total: bytes.count, enabled: request.progress)
             return .stream(length: bytes.count) {
-                let chunk: ArraySlice<UInt8>? = offset.withLock { start in
+                let chunk: ArraySlice<UInt8>? = offset.locked { start in
                     guard start < bytes.count else { return nil }
                     let end = min(bytes.count, start + chunkSize)
                     defer { start = end }
@@ -151,18 +151,18 @@ struct FetchExchange: Sendable {
             let received = Mutex(0)
             let cursor = Mutex(0)
             return .stream(length: length) {
-                let index = cursor.withLock { index in
+                let index = cursor.locked { index in
                     defer { index += 1 }
                     return index
                 }
                 guard let chunk = try await tape.chunk(at: index) else {
-                    let total = received.withLock { $0 }
+                    let total = received.locked { $0 }
                     if let length, total != length {
                         throw BridgeError(.badRequest, "the body had \(total) bytes, not the announced length \(length)")
                     }
                     return nil
                 }
-                let total = received.withLock { value in
+                let total = received.locked { value in
                     value += chunk.count
                     return value
                 }
@@ -191,7 +191,7 @@ final class UploadProgress: Sendable {
 
     func sent(_ count: Int) async {
         guard enabled else { return }
-        let due: Int? = state.withLock { state in
+        let due: Int? = state.locked { state in
             state.sent += count
             let final = total.map { state.sent >= $0 } ?? false
             return state.throttle.isDue(final: final) ? state.sent : nil

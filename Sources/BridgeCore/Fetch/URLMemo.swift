@@ -12,7 +12,7 @@ final class URLMemo: Sendable {
 
     /// `compute(input)`, remembered when it succeeds.
     func value(for input: String, _ compute: (String) throws(BridgeError) -> String) throws(BridgeError) -> String {
-        if let known = values.withLock({ $0[input] }) { return known }
+        if let known = values.locked({ $0[input] }) { return known }
         let value = try compute(input)
         remember(value, for: input)
         return value
@@ -20,7 +20,7 @@ final class URLMemo: Sendable {
 
     /// Remembers `value` as what `input` gives, computed along with something else.
     func remember(_ value: String, for input: String) {
-        values.withLock { values in
+        values.locked { values in
             if values.count >= capacity { values.removeAll(keepingCapacity: true) }
             values[input] = value
         }

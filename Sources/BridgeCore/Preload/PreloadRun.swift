@@ -58,7 +58,7 @@ final class PreloadRun: Sendable {
 
     private var overBudget: Bool {
         guard let maxBytes = request.maxBytes else { return false }
-        return tally.withLock { $0.loaded } >= maxBytes
+        return tally.locked { $0.loaded } >= maxBytes
     }
 
     /// Fetches one resource through the cache in `mode` and reads its body to the end (so a
@@ -101,7 +101,7 @@ final class PreloadRun: Sendable {
         while let chunk = try await response.body.next() {
             try Task.checkCancellation()
             outcome.bytes += chunk.count
-            tally.withLock { $0.loaded += chunk.count }
+            tally.locked { $0.loaded += chunk.count }
             exchange.trace.progress(loaded: outcome.bytes)
             if let group = request.group, let token {
                 call.connection.groups.update(group: group, token: token, loaded: outcome.bytes, total: total)
@@ -119,7 +119,7 @@ final class PreloadRun: Sendable {
 
     /// Counts `count` more resources towards `preload.progress`.
     func expect(_ count: Int) {
-        tally.withLock { $0.planned += count }
+        tally.locked { $0.planned += count }
     }
 
     /// Sends `preload.resource` for one resource and, when it ended, `preload.progress`.
@@ -129,7 +129,7 @@ final class PreloadRun: Sendable {
         await call.sendEvent("preload.resource", .object(body))
         guard state != "started" else { return }
         call.connection.broker.metrics?.preloadResourceEnded(result: outcome.result.rawValue)
-        let (done, planned, loaded) = tally.withLock { tally in
+        let (done, planned, loaded) = tally.locked { tally in
             tally.done += 1
             return (tally.done, max(tally.planned, tally.done), tally.loaded)
         }

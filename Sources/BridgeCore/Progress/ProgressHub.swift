@@ -32,7 +32,7 @@ public final class ProgressHub: Sendable {
 
     /// A number for a new connection, carried by its events (`connection`).
     func nextConnectionNumber() -> Int {
-        state.withLock { state in
+        state.locked { state in
             state.nextConnection += 1
             return state.nextConnection
         }
@@ -41,7 +41,7 @@ public final class ProgressHub: Sendable {
     /// Starts tracing one request: publishes `queued` and returns the trace the fetch path
     /// reports into.
     public func begin(source: RequestTrace.Source, url: String, method: String, group: String?, connection: Int) -> RequestTrace {
-        let id = state.withLock { state in
+        let id = state.locked { state in
             state.nextRequest += 1
             state.totals.started += 1
             return state.nextRequest
@@ -55,7 +55,7 @@ public final class ProgressHub: Sendable {
     /// returns the subscriber. The caller must call `unsubscribe` when the connection closes.
     public func subscribe(connection: BrokerConnection) -> ProgressSubscriber {
         let key = ObjectIdentifier(connection)
-        let (subscriber, isNew) = state.withLock { state -> (ProgressSubscriber, Bool) in
+        let (subscriber, isNew) = state.locked { state -> (ProgressSubscriber, Bool) in
             if let existing = state.subscribers[key] { return (existing, false) }
             let subscriber = ProgressSubscriber(sink: connection.sink, limit: queueLimit, interval: statsInterval) { [weak self] in
                 self?.statsFrame()
@@ -69,29 +69,29 @@ public final class ProgressHub: Sendable {
 
     /// Ends `connection`'s subscription, if any.
     public func unsubscribe(connection: BrokerConnection) {
-        state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(connection)) }?.end()
+        state.locked { $0.subscribers.removeValue(forKey: ObjectIdentifier(connection)) }?.end()
     }
 
     /// The number of connections subscribed.
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var subscriberCount: Int { state.locked { $0.subscribers.count } }
 
     /// Broker-wide counts since start.
-    public var totals: ProgressTotals { state.withLock { $0.totals } }
+    public var totals: ProgressTotals { state.locked { $0.totals } }
 
     /// Events waiting in each subscriber's queue (for tests and diagnostics).
-    public var queueDepths: [Int] { state.withLock { $0.subscribers.values.map(\.depth) } }
+    public var queueDepths: [Int] { state.locked { $0.subscribers.values.map(\.depth) } }
 
     /// Sends an event to every subscriber. `coalesce` names an event that a later one with the
     /// same key replaces while it still waits in a queue (progress of one request, say).
     func publish(_ name: String, _ body: @autoclosure () -> JSONValue, coalesce: Int? = nil) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
+        let subscribers = state.locked { Array($0.subscribers.values) }
         guard !subscribers.isEmpty else { return }
         let frame = ServerMessage.event(id: nil, name: name, body: body())
         for subscriber in subscribers { subscriber.enqueue(frame, coalesce: coalesce) }
     }
 
     func record(_ update: (inout ProgressTotals) -> Void) {
-        state.withLock { update(&$0.totals) }
+        state.locked { update(&$0.totals) }
     }
 
     func statsFrame() -> [UInt8] {

@@ -36,10 +36,10 @@ public final class ProgressSubscriber: Sendable {
     }
 
     /// Events waiting to be sent.
-    public var depth: Int { state.withLock { $0.frames.count } }
+    public var depth: Int { state.locked { $0.frames.count } }
 
     /// Events dropped since the subscription began.
-    public var droppedTotal: Int { state.withLock { $0.totalDropped + $0.dropped } }
+    public var droppedTotal: Int { state.locked { $0.totalDropped + $0.dropped } }
 
     func start() {
         Task { await self.drain() }
@@ -50,7 +50,7 @@ public final class ProgressSubscriber: Sendable {
     /// Queues a frame without waiting; replaces the waiting frame with the same `coalesce` key,
     /// or drops the frame when the queue is full.
     func enqueue(_ frame: [UInt8], coalesce: Int?) {
-        let waiter: CheckedContinuation<Void, Never>? = state.withLock { queue in
+        let waiter: CheckedContinuation<Void, Never>? = state.locked { queue in
             guard !queue.ended else { return nil }
             if let coalesce, let index = queue.coalescing[coalesce] {
                 queue.frames[index] = frame
@@ -70,7 +70,7 @@ public final class ProgressSubscriber: Sendable {
 
     /// Stops the subscription; queued events are discarded.
     func end() {
-        let waiter = state.withLock { queue in
+        let waiter = state.locked { queue in
             queue.ended = true
             queue.frames = []
             queue.coalescing = [:]
@@ -83,7 +83,7 @@ public final class ProgressSubscriber: Sendable {
     private func drain() async {
         while true {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { queue -> Bool in
+                let ready = state.locked { queue -> Bool in
                     if queue.ended || !queue.frames.isEmpty || queue.dropped > 0 { return true }
                     queue.waiter = continuation
                     return false
@@ -92,7 +92,7 @@ public final class ProgressSubscriber: Sendable {
             }
             // Waiting here is what makes a slow client slow down the queue instead of the broker.
             await sink.waitUntilWritable()
-            let (frames, dropped, total, ended) = state.withLock { queue in
+            let (frames, dropped, total, ended) = state.locked { queue in
                 defer {
                     queue.frames = []
                     queue.coalescing = [:]
@@ -111,7 +111,7 @@ public final class ProgressSubscriber: Sendable {
     }
 
     private func tick() async {
-        while !state.withLock({ $0.ended }) {
+        while !state.locked({ $0.ended }) {
             try? await Task.sleep(for: interval)
             if let frame = statsFrame() { enqueue(frame, coalesce: Self.statsKey) }
         }

@@ -47,13 +47,13 @@ public final class RequestTrace: Sendable {
 
     /// A hop is about to go out (through the cache) to `url`; redirects call it again.
     public func connecting(url: String) {
-        state.withLock { $0.url = url }
+        state.locked { $0.url = url }
         publish(phase: "connecting")
     }
 
     /// The final response's head is known.
     public func response(status: Int, cache: ReplyCacheStatus, total: Int?) {
-        state.withLock { snapshot in
+        state.locked { snapshot in
             snapshot.status = status
             snapshot.cache = cache.rawValue
             snapshot.total = total
@@ -63,7 +63,7 @@ public final class RequestTrace: Sendable {
 
     /// `loaded` body bytes have arrived; published at most once per 50 ms.
     public func progress(loaded: Int) {
-        let due = state.withLock { snapshot in
+        let due = state.locked { snapshot in
             snapshot.loaded = loaded
             return snapshot.throttle.isDue(final: false)
         }
@@ -94,7 +94,7 @@ public final class RequestTrace: Sendable {
     }
 
     private func end() -> Snapshot? {
-        state.withLock { snapshot in
+        state.locked { snapshot in
             guard !snapshot.ended else { return nil }
             snapshot.ended = true
             return snapshot
@@ -107,7 +107,7 @@ public final class RequestTrace: Sendable {
     }
 
     private func body(phase: String, error: BridgeError?) -> JSONValue {
-        let snapshot = state.withLock { $0 }
+        let snapshot = state.locked { $0 }
         let elapsed = ContinuousClock.now - started
         var body = JSONObject([
             ("request", .integer(id)), ("phase", .string(phase)), ("source", .string(source.rawValue)),
