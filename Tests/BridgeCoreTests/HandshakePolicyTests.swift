@@ -19,6 +19,19 @@ import Testing
         #expect((try? policy.check(path: "/bridge", origin: nil, query: nil, authorization: nil).get()) == nil)
     }
 
+    /// A token that starts with a combining mark: split by Characters, the space or `=` before it
+    /// and the mark were one Character, and the right token was refused (the `handshake` fuzz
+    /// target's input Fuzz/corpus/handshake/crash-bearer-combining-mark).
+    @Test func aTokenStartingWithACombiningMarkIsFound() {
+        let token = "\u{59D}b"
+        let policy = HandshakePolicy(host: "127.0.0.1", port: 1, allowedOrigins: [], token: token)
+        #expect(policy.check(path: "/bridge", origin: nil, query: nil, authorization: "Bearer \(token)") == .success(.bridge))
+        #expect(policy.check(path: "/bridge", origin: nil, query: "token=\(token)", authorization: nil) == .success(.bridge))
+        #expect(policy.check(path: "/bridge", origin: nil, query: nil, authorization: "  bearer   \(token) ") == .success(.bridge))
+        #expect((try? policy.check(path: "/bridge", origin: nil, query: nil, authorization: "Bearer").get()) == nil)
+        #expect((try? policy.check(path: "/bridge", origin: nil, query: nil, authorization: "Basic \(token)").get()) == nil)
+    }
+
     @Test func pathsAndTheDiagnosticEcho() {
         let off = HandshakePolicy(host: "127.0.0.1", port: 1, allowedOrigins: [], token: nil)
         #expect((try? off.check(path: "/echo", origin: nil, query: nil, authorization: nil).get()) == nil)

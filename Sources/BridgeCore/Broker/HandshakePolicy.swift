@@ -71,19 +71,23 @@ public struct HandshakePolicy: Sendable {
         return value
     }
 
+    /// The token of `Authorization: Bearer TOKEN`. Split by Unicode scalars, as HTTP's bytes are:
+    /// split by Characters, a token that starts with a combining mark joins the space before it
+    /// into one Character and was not found (the `handshake` fuzz target's finding).
     static func bearer(_ authorization: String?) -> String? {
         guard let authorization else { return nil }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return parts[1].trimmingSpaces
+        let scalars = authorization.trimmingSpaces.unicodeScalars
+        guard let space = scalars.firstIndex(of: " "), String(scalars[..<space]).lowercased() == "bearer" else { return nil }
+        let token = String(scalars[scalars.index(after: space)...]).trimmingSpaces
+        return token.isEmpty ? nil : token
     }
 
-    /// The percent-decoded value of `name` in a query string.
+    /// The percent-decoded value of `name` in a query string (split by Unicode scalars, like `bearer`).
     public static func queryValue(_ name: String, in query: String?) -> String? {
         guard let query else { return nil }
-        for pair in query.split(separator: "&") {
+        for pair in query.unicodeScalars.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts[0] == name {
+            if String(parts[0]) == name {
                 let raw = parts.count > 1 ? String(parts[1]) : ""
                 return raw.replacingPlus.removingPercentEncoding ?? raw
             }
