@@ -32,6 +32,13 @@ import Testing
         #expect((try? policy.check(path: "/bridge", origin: nil, query: nil, authorization: "Basic \(token)").get()) == nil)
     }
 
+    /// An Origin whose last "/" follows a prepended concatenation mark: normalised by Characters,
+    /// the slash stayed (the `handshake` fuzz target's input regression-origin-prepend-slash).
+    @Test func anOriginsTrailingSlashesGoEvenAfterAPrependedMark() {
+        let policy = HandshakePolicy(host: "127.0.0.1", port: 1, allowedOrigins: ["http://x\u{6DD}"], token: nil)
+        #expect(policy.check(path: "/bridge", origin: "http://x\u{6DD}/", query: nil, authorization: nil) == .success(.bridge))
+    }
+
     @Test func pathsAndTheDiagnosticEcho() {
         let off = HandshakePolicy(host: "127.0.0.1", port: 1, allowedOrigins: [], token: nil)
         #expect((try? off.check(path: "/echo", origin: nil, query: nil, authorization: nil).get()) == nil)

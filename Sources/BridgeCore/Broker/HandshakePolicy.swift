@@ -67,7 +67,10 @@ public struct HandshakePolicy: Sendable {
 
     static func normalize(_ origin: String) -> String {
         var value = origin.lowercased()
-        while value.hasSuffix("/") { value.removeLast() }
+        // By Unicode scalars: a "/" after a prepended concatenation mark (U+06DD) is part of the
+        // mark's Character, which `hasSuffix("/")` does not see (the `handshake` fuzz target's
+        // input Fuzz/corpus/handshake/regression-origin-prepend-slash).
+        while value.unicodeScalars.last == "/" { value.unicodeScalars.removeLast() }
         return value
     }
 
