@@ -127,15 +127,10 @@ public final class HTTPUpstreamClient: UpstreamClient {
             do {
                 response = try await client.execute(outgoing, deadline: deadline, logger: logger)
                 break
-            } catch let error as HTTPClientError where error == .remoteConnectionClosed && resends < Self.maxResends {
+            } catch let error as HTTPClientError where error == .remoteConnectionClosed && resends < Self.maxResends && request.canBeSentAgain {
                 // A keep-alive connection the origin closed as this request went out on it, before
                 // any byte of an answer: send it again (AsyncHTTPClient has dropped the connection).
-                if case .none = request.body {
-                } else if let again = request.bodyAgain {
-                    outgoing.body = Self.outgoing(again())
-                } else {
-                    throw HTTPUpstreamClient.translate(error, url: request.url)
-                }
+                if let again = request.bodyAgain { outgoing.body = Self.outgoing(again()) }
                 resends += 1
             } catch {
                 throw HTTPUpstreamClient.translate(error, url: request.url)

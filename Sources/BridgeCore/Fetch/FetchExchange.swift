@@ -122,8 +122,26 @@ struct FetchExchange: Sendable {
 
     /// A body held in memory can go out again from its start; a streamed one cannot.
     private func bodyAgain(_ body: FetchRequest.Body) -> (@Sendable () -> UpstreamRequestBody)? {
-        guard case .bytes = body else { return nil }
-        return { [self] in (try? upstreamBody(body, tape: nil)) ?? .none }
+        guard case .bytes(let bytes) = body else { return nil }
+        return { [self] in bytesBody(bytes) }
+    }
+
+    /// A body held in memory, sent in chunks from its start, its upload progress reported.
+    private func bytesBody(_ bytes: [UInt8]) -> UpstreamRequestBody {
+        let chunkSize = 64 * 1024
+        let offset = Mutex(0)
+        let progress = UploadProgress(call: call, total: bytes.count, enabled: request.progress)
+        return .stream(length: bytes.count) {
+            let chunk: ArraySlice<UInt8>? = offset.locked { start in
+                guard start < bytes.count else { return nil }
+                let end = min(bytes.count, start + chunkSize)
+                defer { start = end }
+                return bytes[start..<end]
+            }
+            guard let chunk else { return nil }
+            await progress.sent(chunk.count)
+            return Array(chunk)
+        }
     }
 
     private func upstreamBody(_ body: FetchRequest.Body, tape: RequestBodyTape?) throws(BridgeError) -> UpstreamRequestBody {
@@ -131,20 +149,7 @@ struct FetchExchange: Sendable {
         case .none:
             return .none
         case .bytes(let bytes):
-            let chunkSize = 64 * 1024
-            let offset = Mutex(0)
-            let progress = UploadProgress(call: call, total: bytes.count, enabled: request.progress)
-            return .stream(length: bytes.count) {
-                let chunk: ArraySlice<UInt8>? = offset.locked { start in
-                    guard start < bytes.count else { return nil }
-                    let end = min(bytes.count, start + chunkSize)
-                    defer { start = end }
-                    return bytes[start..<end]
-                }
-                guard let chunk else { return nil }
-                await progress.sent(chunk.count)
-                return Array(chunk)
-            }
+            return bytesBody(bytes)
         case .stream(let length):
             guard let tape else { return .none }
             let progress = UploadProgress(call: call, total: length, enabled: request.progress)

@@ -23,6 +23,12 @@ public struct UpstreamRequest: Sendable {
     /// (a keep-alive connection the origin closed before answering); nil when it cannot be
     /// made again (a body streamed by the client). A request without a body needs none.
     public var bodyAgain: (@Sendable () -> UpstreamRequestBody)?
+
+    /// Whether the request can go out a second time: it has no body, or its body can be made again.
+    public var canBeSentAgain: Bool {
+        if case .none = body { return true }
+        return bodyAgain != nil
+    }
     /// When the whole exchange must have ended.
     public var deadline: ContinuousClock.Instant
     /// Whether the broker may connect to this textual IP address.
