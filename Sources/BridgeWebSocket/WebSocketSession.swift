@@ -184,26 +184,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         var budget = Self.writeBudget
         while true {
             if current == nil {
-                enum Next { case frames([OutboundFrame]), close(UInt16, String), nothing }
-                let next: Next = shared.locked { state in
-                    if state.head < state.queue.count {
-                        var frames = [Self.take(&state)]
-                        // Whole responses queued one after the other go as one batch message.
-                        if frames[0].binary, frames[0].buffer.joinable {
-                            var bytes = frames[0].buffer.count
-                            while state.head < state.queue.count, state.queue[state.head].binary, state.queue[state.head].buffer.joinable,
-                                bytes + state.queue[state.head].buffer.count <= Self.batchBytes {
-                                bytes += state.queue[state.head].buffer.count
-                                frames.append(Self.take(&state))
-                            }
-                        }
-                        return .frames(frames)
-                    }
-                    if let close = state.close { return .close(close.code, close.reason) }
-                    state.writeScheduled = false
-                    return .nothing
-                }
-                switch next {
+                switch takeNext() {
                 case .frames(let frames) where frames.count == 1: current = frames[0]
                 case .frames(let frames):
                     // Copied outside the lock; the batch counts for the bytes its frames were queued with.
@@ -257,6 +238,32 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     /// messages instead of one per response, and the first response of a batch does not wait
     /// for more than this much behind it.
     static let batchBytes = 256 * 1024
+
+    private enum Next { case frames([OutboundFrame]), close(UInt16, String), nothing }
+
+    /// What the writable callback sends next: the frame at the queue's head (with the joinable
+    /// whole responses queued right after it, up to `batchBytes`), else the close, else nothing
+    /// (and no write is scheduled any more).
+    private func takeNext() -> Next {
+        shared.locked { state in
+            if state.head < state.queue.count {
+                var frames = [Self.take(&state)]
+                // Whole responses queued one after the other go as one batch message.
+                if frames[0].binary, frames[0].buffer.joinable {
+                    var bytes = frames[0].buffer.count
+                    while state.head < state.queue.count, state.queue[state.head].binary, state.queue[state.head].buffer.joinable,
+                        bytes + state.queue[state.head].buffer.count <= Self.batchBytes {
+                        bytes += state.queue[state.head].buffer.count
+                        frames.append(Self.take(&state))
+                    }
+                }
+                return .frames(frames)
+            }
+            if let close = state.close { return .close(close.code, close.reason) }
+            state.writeScheduled = false
+            return .nothing
+        }
+    }
 
     /// Takes the frame at the queue's head.
     private static func take(_ state: inout Shared) -> OutboundFrame {
