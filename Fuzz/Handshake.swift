@@ -27,8 +27,13 @@ extension FuzzTargets {
         let token = flags & 4 != 0 ? fields[3] : nil
         let allowed = Array(fields.dropFirst(4))
         let policy = HandshakePolicy(host: "127.0.0.1", port: 8787, allowedOrigins: allowed, token: token, diagnosticEcho: flags & 8 != 0)
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        let query = target.contains("?") ? String(target[target.index(after: target.firstIndex(of: "?")!)...]) : nil
+        // Split at the first "?" by Unicode scalars, as the request line's bytes are: by Characters,
+        // a "?" after a prepended mark (U+06DD) is part of the mark's Character, which `contains`
+        // found and `firstIndex(of:)` did not (input regression-target-prepend-question).
+        let scalars = target.unicodeScalars
+        let question = scalars.firstIndex(of: "?")
+        let path = question.map { String(scalars[..<$0]) } ?? target
+        let query = question.map { String(scalars[scalars.index(after: $0)...]) }
 
         let result = policy.check(path: path, origin: origin, query: query, authorization: authorization)
         if case .success(let endpoint) = result {
