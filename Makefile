@@ -12,13 +12,14 @@ build: deps bridge-js/bridge.js
 	$(SWIFT) build --product bridge-broker
 
 ## The shim the broker serves: bridge-js/bridge.js, bridge.js.map and bridge.js.gz, joined and minified from
-## bridge-js/src/*.js by bridge-js/tools/build.py (Python's standard library only).
+## bridge-js/src/*.js by bridge-js/tools/build.py (Python's standard library only), and the bootstrap
+## snippet bridge-snippet.js (with the tag to copy, bridge-snippet.html) from bridge-js/snippet/snippet.js.
 shim:
 	python3 bridge-js/tools/build.py
 
 # The built shim is committed, so a fresh clone serves it as it is; after an edit under src/, `make
 # build` (and so `make run`) rebuilds it first. `make test` checks it is up to date before that.
-bridge-js/bridge.js: $(wildcard bridge-js/src/*.js bridge-js/tools/*.py)
+bridge-js/bridge.js: $(wildcard bridge-js/src/*.js bridge-js/snippet/*.js bridge-js/tools/*.py)
 	@python3 bridge-js/tools/build.py && touch $@
 
 ## The broker on 127.0.0.1:$(PORT) with its SQLite cache, the shim, the examples, and the demo origin.

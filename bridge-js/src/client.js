@@ -9,6 +9,7 @@ import {
 import { global } from "./env.js";
 import { BridgeError, abortReason, errorFromBroker } from "./errors.js";
 import { Exchange, decodeFrame, encodeBodyFrame, envelopeText } from "./posts.js";
+import { discardSnippet, snippetAdoptable, takeSnippet } from "./snippet.js";
 import { WebKitTransport } from "./transport-webkit.js";
 import { WebSocketTransport } from "./transport-websocket.js";
 import { normalizeSocketUrl, withToken } from "./urls.js";
@@ -44,6 +45,9 @@ export class Client {
     // Makes the post that goes first on every connection, before the hello and anything queued:
     // () => ({name, body, settled(promise)}) or null. main.js sets it to `page.identity`.
     this.greeting = null;
+    // The bootstrap snippet's socket, if the page has one (src/snippet.js): the first open() adopts
+    // it or closes it.
+    this.snippet = takeSnippet();
     this.readyResolved = false;
     this.ready = new Promise((resolve) => {
       this.resolveReady = resolve;
@@ -74,6 +78,7 @@ export class Client {
 
   disconnect() {
     this.started = true;
+    this.dropSnippet();
     this.state = "closed";
     clearTimeout(this.reconnectTimer);
     this.closeTransport(1000, "disconnect() was called");
@@ -87,6 +92,13 @@ export class Client {
     const webkit = global.webkit;
     const handlers = webkit && webkit.messageHandlers;
     return Boolean(handlers && !handlers[MARKER] && handlers.bridge);
+  }
+
+  /** Closes the snippet's socket if no connection adopted it (data-auto-connect="false", disconnect()). */
+  dropSnippet() {
+    const snippet = this.snippet;
+    this.snippet = null;
+    if (snippet) discardSnippet(snippet);
   }
 
   open() {
@@ -103,10 +115,19 @@ export class Client {
       onOpen: () => current() && this.onTransportOpen(),
       onClose: (info) => current() && this.onTransportClosed(info),
     };
+    const snippet = this.snippet;
+    this.snippet = null;
     try {
-      transport = this.useWebKit()
-        ? new WebKitTransport(global.webkit.messageHandlers.bridge, sink)
-        : new WebSocketTransport(withToken(this.url, this.token), sink);
+      if (this.useWebKit()) {
+        if (snippet) discardSnippet(snippet);
+        transport = new WebKitTransport(global.webkit.messageHandlers.bridge, sink);
+      } else {
+        const url = withToken(this.url, this.token);
+        // The snippet's socket is this connection if it is the one this would open and still alive.
+        const adopted = snippet && snippetAdoptable(snippet, url) ? snippet : null;
+        if (snippet && !adopted) discardSnippet(snippet);
+        transport = new WebSocketTransport(url, sink, adopted);
+      }
     } catch (error) {
       this.emitter.emit("close", { code: 1006, reason: String(error && error.message) });
       this.scheduleReconnect();

@@ -60,6 +60,8 @@ function start() {
   // stack holds only small functions. A module's importer may also call connect({token}) first.
   soon(() => {
     if (!client.started && config.autoConnect) client.connect({});
+    // A bootstrap snippet's socket that no connection took (data-auto-connect="false") is closed.
+    else if (!client.started) client.dropSnippet();
   });
 
   const pageProgress = new PageProgress(emitter);

@@ -4,14 +4,20 @@ import { SUBPROTOCOL, UPLOAD_HIGH_WATER_BYTES } from "./constants.js";
 import { global } from "./env.js";
 import { sleep } from "./util.js";
 
-/** The default transport: one WebSocket with subprotocol bridge.v1. */
+/**
+ * The default transport: one WebSocket with subprotocol bridge.v1. With `adopted` (the bootstrap
+ * snippet's `{socket, events}`, src/snippet.js) it carries on with that socket: the events the
+ * snippet kept go to the sink first, in order, when the client starts the transport.
+ */
 export class WebSocketTransport {
-  constructor(url, sink) {
+  constructor(url, sink, adopted) {
     this.kind = "websocket";
     this.url = url;
     this.sink = sink;
     this.closed = false;
-    const socket = new global.WebSocket(url, [SUBPROTOCOL]);
+    this.adopted = Boolean(adopted);
+    this.replay = adopted ? adopted.events : null;
+    const socket = adopted ? adopted.socket : new global.WebSocket(url, [SUBPROTOCOL]);
     socket.binaryType = "arraybuffer";
     socket.onopen = () => {
       if (!this.closed) sink.onOpen();
@@ -26,7 +32,17 @@ export class WebSocketTransport {
     this.socket = socket;
   }
 
-  start() {}
+  /** Hands over what the snippet's socket got before the shim ran (the open, the hello). */
+  start() {
+    const events = this.replay;
+    this.replay = null;
+    if (!events) return;
+    for (const event of events.splice(0)) {
+      if (this.closed) return;
+      if (event.type === "open") this.socket.onopen(event);
+      else this.socket.onmessage(event);
+    }
+  }
 
   sendText(text) {
     this.socket.send(text);

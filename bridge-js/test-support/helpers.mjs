@@ -8,6 +8,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const SHIM_SOURCE = fs.readFileSync(path.join(here, "..", "bridge.js"), "utf8");
+// The bootstrap snippet as the build wrote it: the text a page puts in its inline script.
+export const SNIPPET_SOURCE = fs.readFileSync(path.join(here, "..", "bridge-snippet.js"), "utf8");
+export const SNIPPET_KEY = Symbol.for("bridge-broker.snippet");
 export const PAGE_URL = "http://page.test/app/index.html";
 export const SCRIPT_URL = "http://127.0.0.1:8787/bridge.js";
 
@@ -246,7 +249,13 @@ export class FakeWebSocket {
 
   accept() {
     this.readyState = 1;
-    this.onopen?.({});
+    this.onopen?.({ type: "open" });
+  }
+
+  /** A handshake the broker refused or never answered: error, then close 1006. */
+  refuse() {
+    this.onerror?.({ type: "error" });
+    this.drop(1006);
   }
 
   hello(limits = {}, extra = {}) {
@@ -264,11 +273,11 @@ export class FakeWebSocket {
   }
 
   push(message) {
-    this.onmessage?.({ data: JSON.stringify(message) });
+    this.onmessage?.({ type: "message", data: JSON.stringify(message) });
   }
 
   pushBinary(id, payload, end = false) {
-    this.onmessage?.({ data: encodeFrame(id, payload, end).buffer });
+    this.onmessage?.({ type: "message", data: encodeFrame(id, payload, end).buffer });
   }
 
   reply(id, body) {
@@ -277,7 +286,7 @@ export class FakeWebSocket {
 
   /** A whole-response frame (kind 0x02): the reply body `head` as JSON, then `body`. */
   pushWhole(id, head, body) {
-    this.onmessage?.({ data: wholeFrame(id, head, body).buffer });
+    this.onmessage?.({ type: "message", data: wholeFrame(id, head, body).buffer });
   }
 
   /** A batch frame (kind 0x03) of whole responses, `[id, head, body]` each, as one message. */
@@ -290,7 +299,7 @@ export class FakeWebSocket {
       payload.set(frame, at + 4);
       at += 4 + frame.byteLength;
     }
-    this.onmessage?.({ data: encodeFrame(0, payload, true, 3).buffer });
+    this.onmessage?.({ type: "message", data: encodeFrame(0, payload, true, 3).buffer });
   }
 
   fail(id, code, message = `${code} happened`) {
@@ -313,7 +322,7 @@ export class FakeWebSocket {
 
   drop(code = 1006, reason = "") {
     this.readyState = 3;
-    this.onclose?.({ code, reason, wasClean: false });
+    this.onclose?.({ type: "close", code, reason, wasClean: false });
   }
 }
 
@@ -415,12 +424,31 @@ let current = null;
  * Loads a fresh copy of bridge.js into a fresh fake page.
  * options: attributes (data-* of the script tag), script (false: no currentScript, as an ES module),
  * filename, readyState, webkit (a fake window.webkit), config (globalThis.BridgeBrokerConfig),
- * pageUrl (location.href), identityReply (how the fake broker answers page.identity, see FakeWebSocket).
+ * pageUrl (location.href), identityReply (how the fake broker answers page.identity, see FakeWebSocket),
+ * snippet (the data-* attributes of a bootstrap snippet that runs first, as an inline script before
+ * the shim's tag) and beforeShim(socket) (what the snippet's socket gets before the shim runs).
  */
 export function loadBridge(options = {}) {
   const page = setUpPage(options);
+  if (options.snippet) {
+    runSnippet(options.snippet);
+    options.beforeShim?.(FakeWebSocket.instances.at(-1));
+  }
   vm.runInThisContext(SHIM_SOURCE, { filename: options.filename ?? page.scriptUrl });
   return current = pageEnvironment(page);
+}
+
+/** Runs the bootstrap snippet as the inline script `<script ...attributes>` of the current page. */
+export function runSnippet(attributes = {}) {
+  const document = globalThis.document;
+  const previous = document.currentScript;
+  document.currentScript = new FakeElement("script", attributes);
+  try {
+    vm.runInThisContext(SNIPPET_SOURCE, { filename: PAGE_URL });
+  } finally {
+    document.currentScript = previous;
+  }
+  return FakeWebSocket.instances.at(-1);
 }
 
 let sourceImports = 0;
@@ -447,7 +475,7 @@ function setUpPage(options) {
   FakeWebSocket.identityReply = options.identityReply === undefined ? {} : options.identityReply;
   FakeWebSocket.instances = [];
   FakeNativeXHR.instances = [];
-  for (const name of ["BridgeBroker", "webkit", "__bridgeBrokerReceive", "__bridgeBrokerClose", "BridgeBrokerConfig"]) delete globalThis[name];
+  for (const name of ["BridgeBroker", "webkit", "__bridgeBrokerReceive", "__bridgeBrokerClose", "BridgeBrokerConfig", SNIPPET_KEY]) delete globalThis[name];
 
   const nativeCalls = [];
   const pageEvents = new EventTarget();

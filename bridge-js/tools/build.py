@@ -27,10 +27,17 @@ the result is re-tokenized and compared), with a version 3 source map back to `s
 bytes. bridge.js.gz is bridge.js gzipped (level 9, no name, time 0: deterministic too), which the
 broker serves to a request that accepts gzip after checking that its CRC-32 and length are those of
 bridge.js (Python's standard library has no Brotli).
+
+The same run builds the bootstrap snippet (bridge-js/README.md, "The bootstrap snippet"): it
+minifies snippet/snippet.js into bridge-snippet.js, the exact text of the page's inline script (no
+line break at its end, so its SHA-256 is the one a Content-Security-Policy lists), and writes
+bridge-snippet.html, the tag to copy with that hash in a comment.
 """
 
 import argparse
+import base64
 import gzip
+import hashlib
 import json
 import os
 import sys
@@ -46,6 +53,9 @@ ENTRY = "main.js"
 OUTPUT = "bridge.js"
 MAP = "bridge.js.map"
 GZIP = "bridge.js.gz"
+SNIPPET_SOURCE = os.path.join("snippet", "snippet.js")
+SNIPPET = "bridge-snippet.js"
+SNIPPET_TAG = "bridge-snippet.html"
 
 # The classic-script wrapper. `this` is the global object for a <script>, undefined when the file is
 # imported as a module; src/env.js picks globalThis first either way.
@@ -396,6 +406,30 @@ def joined(order):
     return "".join(parts)
 
 
+def snippet_hash(code):
+    """The CSP source expression of an inline script whose text is `code`: 'sha256-BASE64'."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def build_snippet(shim_dir=None):
+    """(the snippet's code, its tag to copy) from snippet/snippet.js: comments and whitespace gone,
+    no line break at the end (a CSP hash covers the script's text exactly)."""
+    path = os.path.join(shim_dir or SHIM_DIR, SNIPPET_SOURCE)
+    with open(path, encoding="utf-8") as handle:
+        source = handle.read()
+    name = f"bridge-js/{SNIPPET_SOURCE}"
+    code = jstokens.minify(source, name)
+    jstokens.verify_minified(jstokens.tokenize(source, name), code, SNIPPET)
+    if "</" in code:
+        raise BuildError(f"{name}: the snippet must not contain '</' (it ends the inline <script>)")
+    tag = (f"<!-- Bridge Broker's bootstrap snippet: put it in the <head> right before the shim's <script src=\".../bridge.js\">,\n"
+           f"     with the broker's URL in data-broker-url and the shim's data-token if it has one (bridge-js/README.md, \"The bootstrap snippet\").\n"
+           f"     A Content-Security-Policy lists it as script-src {snippet_hash(code)}\n"
+           f"     Built from bridge-js/{SNIPPET_SOURCE} by bridge-js/tools/build.py; do not edit. -->\n"
+           f'<script data-broker-url="http://127.0.0.1:8787">{code}</script>\n')
+    return code, tag
+
+
 def encoded(text):
     """The bytes of an output: text as UTF-8, bytes as they are."""
     return text if isinstance(text, bytes) else text.encode("utf-8")
@@ -427,11 +461,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         minified, map_text, joined_text = build()
+        snippet, snippet_tag = build_snippet()
     except (BuildError, jstokens.TokenizeError) as error:
         print(f"build.py: {error}", file=sys.stderr)
         return 2
     outputs = {os.path.join(args.out_dir, OUTPUT): minified, os.path.join(args.out_dir, MAP): map_text,
-               os.path.join(args.out_dir, GZIP): gzipped(minified)}
+               os.path.join(args.out_dir, GZIP): gzipped(minified),
+               os.path.join(args.out_dir, SNIPPET): snippet, os.path.join(args.out_dir, SNIPPET_TAG): snippet_tag}
     if args.check:
         stale = []
         for path, text in outputs.items():
