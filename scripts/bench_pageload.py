@@ -21,6 +21,9 @@ patched fetch() sends the same calls through the broker. The ways:
                      which it revalidates (304) as the broker serves it with no-cache by default
   shim-cold-maxage   the same with a broker started with --shim-max-age 3600: the browser reuses
   shim-preload-maxage  its copy without asking
+  shim-snippet-cold  the two shim ways of a first visit with the shim's bootstrap snippet inline
+  shim-snippet-preload  right before the shim's tag (bridge-js/bridge-snippet.js): the WebSocket
+                     opens while bridge.js downloads and compiles, and the shim adopts it
 
 One Chromium runs the whole benchmark (so its own start-up work, which on two cores takes CPU from
 a page for a second or more, is over before the first counted round), and every load runs in a
@@ -54,8 +57,10 @@ the loader for the page's same-site cross-origin script and 0.6 ms for a cross-s
 --trace DIR records a Chrome trace (DevTools `Tracing`) of every counted load, saves each in DIR,
 and prints per way what the page's main thread did (scripts/pageload_trace.py): the WebSocket
 messages it took in, its busy time from the first fetch() to the last body read, and the time from
-the WebSocket's handshake to the hello. Tracing costs time too: compare such loads only with each
-other.
+the WebSocket's handshake to the hello; and a second table of when, after the navigation started,
+the WebSocket was created, bridge.js was requested and had been evaluated, the handshake was
+answered and the page's first fetch() ran. Tracing costs time too: compare such loads only with
+each other.
 """
 import argparse
 import dataclasses
@@ -86,6 +91,7 @@ class Way:
     shim_max_age: bool = False  # served by a broker with --shim-max-age: no revalidation of bridge.js
     before: bool = False  # the shim of --before DIR, served by a broker of its own
     cross_site: bool = False  # the page names the broker by localhost: another site than the origin (--cross-site)
+    snippet: bool = False  # the page has the shim's bootstrap snippet inline before the shim's tag
 
 
 WAYS = [
@@ -98,6 +104,9 @@ WAYS = [
     Way("shim-cold-maxage", "through the shim, cold, shim cached with `--shim-max-age`", "shim", warm_shim=True, shim_max_age=True),
     Way("shim-preload-maxage", "through the shim, after preload, shim cached with `--shim-max-age`", "shim", preload=True,
         warm_shim=True, shim_max_age=True),
+    Way("shim-snippet-cold", "through the shim with the bootstrap snippet, cold", "shim", snippet=True),
+    Way("shim-snippet-preload", "through the shim with the bootstrap snippet, after `bridge-broker preload --page`", "shim",
+        preload=True, snippet=True),
 ]
 SHIM_MAX_AGE = 3600
 
@@ -116,9 +125,10 @@ class Site:
         origin's site, or localhost, another site, as a page on the web is to a broker on loopback."""
         return self.broker.http.replace("127.0.0.1", "localhost", 1) if cross_site else self.broker.http
 
-    def url(self, way, query=None, cross_site=False):
+    def url(self, way, query=None, cross_site=False, snippet=False):
         return (f"{self.broker.origin}/pageload?way={way}&"
-                f"{query or f'n={self.args.resources}&size={self.args.size}&max-age=600'}&broker={self.broker_for(cross_site)}")
+                f"{query or f'n={self.args.resources}&size={self.args.size}&max-age=600'}&broker={self.broker_for(cross_site)}"
+                + ("&snippet=1" if snippet else ""))
 
     def empty(self, way, cross_site=False):
         return self.url(way, "n=0", cross_site)
@@ -197,7 +207,7 @@ class Bench:
             before = site.requests()
             if trace_name:
                 self.devtools.start_tracing(pageload_trace.CATEGORIES)
-            page = site.url(way.page, cross_site=way.cross_site)
+            page = site.url(way.page, cross_site=way.cross_site, snippet=way.snippet)
             driver.get(page)
             result = wait_for(driver, "window.pageLoad")
             if trace_name:
@@ -276,6 +286,7 @@ def report(args, ways, results, load_before, load_after, started):
     median = {way.name: statistics.median(r["loadMs"] for r in results[way.name]) for way in ways}
     print()
     for shim, browser, target in (("shim-preload", "browser-seed", 0.85), ("shim-cold", "browser-cold", 0.8),
+                                  ("shim-snippet-preload", "browser-seed", 0.85), ("shim-snippet-cold", "browser-cold", 0.8),
                                   ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8),
                                   ("shim-preload-maxage", "browser-seed", 0.85), ("shim-cold-maxage", "browser-cold", 0.8)):
         for name in (shim, shim + "-before", shim + "-xsite"):
@@ -302,6 +313,19 @@ def report(args, ways, results, load_before, load_after, started):
             column = lambda key, digits=1: spread([f[key] for f in figures if key in f], digits) if any(key in f for f in figures) else ""  # noqa: E731
             print(f"| {way.name} | {column('messages', 0)} | {column('cpu')} | {column('busy')} | {column('hello after open')} | "
                   f"{column('cpu open to hello')} |")
+        print("\nThe bootstrap, from the same traces (ms after the navigation started, median [min-max]; \"socket after"
+              " evaluated\" is the WebSocket's creation after the end of bridge.js's evaluation: negative when the"
+              " bootstrap snippet opened it before):\n")
+        print("| way | bridge.js requested | bridge.js evaluated | WebSocket created | socket after evaluated |"
+              " handshake answered | first fetch() |")
+        print("|---|---|---|---|---|---|---|")
+        for way in ways:
+            figures = [r["trace"] for r in results[way.name] if "trace" in r]
+            if not any("shim evaluated" in f for f in figures):
+                continue
+            column = lambda key: spread([f[key] for f in figures if key in f], 1) if any(key in f for f in figures) else ""  # noqa: E731
+            print(f"| {way.name} | {column('shim requested')} | {column('shim evaluated')} | {column('socket created')} | "
+                  f"{column('socket after evaluated')} | {column('open')} | {spread([r['startMs'] for r in results[way.name]], 1)} |")
 
 
 def main():
@@ -324,8 +348,9 @@ def main():
         parser.error("--rounds and --resources must be at least 1")
     ways = [way for way in WAYS if not args.way or way.name in args.way]
     if args.before:
+        # An older shim does not know the bootstrap snippet: the snippet ways are not repeated with it.
         ways += [dataclasses.replace(way, name=way.name + "-before", title=way.title + ", the shim of --before", before=True)
-                 for way in ways if way.page == "shim" and not way.shim_max_age]
+                 for way in ways if way.page == "shim" and not way.shim_max_age and not way.snippet]
     if args.cross_site:
         ways += [dataclasses.replace(way, name=way.name + "-xsite", title=way.title + ", the broker named by `localhost` (another site)",
                                      cross_site=True)

@@ -14,7 +14,11 @@ What is counted, on the main thread of the renderer that committed the page:
   and its last body read; cpu: the thread's CPU time in those tasks (`tdur`), which a loaded
   machine does not inflate; the same from the WebSocket's handshake to the hello;
 - hello after open: from the handshake answered (`WebSocketReceiveHandshakeResponse`) to the
-  first message received.
+  first message received;
+- the bootstrap: when the page's renderer created its WebSocket (`WebSocketCreate`), asked for
+  bridge.js (`ResourceSendRequest`) and finished evaluating it (the end of its `EvaluateScript`),
+  and the creation after that end ("socket after evaluated": negative when the bootstrap snippet,
+  bridge-js/bridge-snippet.js, opened the socket before the shim ran).
 """
 import argparse
 import collections
@@ -81,6 +85,19 @@ def summarize(events, page_url, start_ms, load_ms):
         "busy": busy(spans, at(start_ms), at(load_ms)),
         "cpu": cpu(spans, at(start_ms), at(load_ms)),
     }
+    created = [event["ts"] for event in events if event.get("name") == "WebSocketCreate" and event["pid"] == pid]
+    if created:
+        result["socket created"] = ms(min(created))
+    shim = lambda event: str(((event.get("args") or {}).get("data") or {}).get("url", "")).split("?")[0].endswith("/bridge.js")  # noqa: E731
+    requested = [event["ts"] for event in events if event.get("name") == "ResourceSendRequest" and event["pid"] == pid and shim(event)]
+    if requested:
+        result["shim requested"] = ms(min(requested))
+    evaluated = [event["ts"] + event.get("dur", 0) for event in events
+                 if event.get("name") == "EvaluateScript" and event["pid"] == pid and event["tid"] == tid and shim(event)]
+    if evaluated:
+        result["shim evaluated"] = ms(min(evaluated))
+        if created:
+            result["socket after evaluated"] = result["socket created"] - result["shim evaluated"]
     if opened and messages:
         result["open"] = ms(opened[0])
         result["hello"] = ms(messages[0])

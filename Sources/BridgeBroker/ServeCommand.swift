@@ -73,7 +73,11 @@ struct ServeCommand: AsyncParsableCommand {
         var origin: LocalOrigin?
         if let demoOrigin {
             do {
-                origin = try await LocalOrigin.start(port: demoOrigin, latency: .milliseconds(demoLatency))
+                // The page-load benchmark's page with the shim's bootstrap snippet inlines this file.
+                let snippet = (webRoot ?? BrokerServerConfiguration.findWebRoot()).flatMap {
+                    try? String(contentsOfFile: $0 + "/bridge-js/bridge-snippet.js", encoding: .utf8)
+                }
+                origin = try await LocalOrigin.start(port: demoOrigin, latency: .milliseconds(demoLatency), pageSnippet: snippet)
             } catch {
                 throw ValidationError("cannot start the demo origin on port \(demoOrigin): \(error)")
             }

@@ -29,9 +29,10 @@ import Synchronization
 /// - `/page?n=&size=&max-age=&broker=`: an HTML page with n `<link rel="preload">` resources
 ///   that loads them through the broker's shim; `/manifest?n=&size=&max-age=`: the same list as
 ///   a preload manifest (see `OriginHandler+Page.swift`).
-/// - `/pageload?way=browser|shim|links&n=&size=&max-age=&broker=`: the page-load benchmark's
-///   pages: the same page code with the browser's networking or the shim's, and the hidden page
-///   of `<link rel="preload">` tags (see `OriginHandler+PageLoad.swift`).
+/// - `/pageload?way=browser|shim|links&n=&size=&max-age=&broker=[&snippet=1]`: the page-load
+///   benchmark's pages: the same page code with the browser's networking or the shim's (with the
+///   shim's bootstrap snippet before it, when the origin was given one), and the hidden page of
+///   `<link rel="preload">` tags (see `OriginHandler+PageLoad.swift`).
 /// Every response gets `latency` of delay first, and a `Date` header unless it sets its own.
 public final class LocalOrigin: Sendable {
     /// The port it listens on.
@@ -41,8 +42,9 @@ public final class LocalOrigin: Sendable {
     /// Delay added before every response.
     public let latency: Duration
 
-    /// Starts an origin on 127.0.0.1 and an OS-chosen port (or `port`).
-    public static func start(port: Int = 0, latency: Duration = .zero) async throws -> LocalOrigin {
+    /// Starts an origin on 127.0.0.1 and an OS-chosen port (or `port`). `pageSnippet` is the text
+    /// of the shim's bootstrap snippet (`bridge-js/bridge-snippet.js`) that `/pageload?snippet=1` inlines.
+    public static func start(port: Int = 0, latency: Duration = .zero, pageSnippet: String? = nil) async throws -> LocalOrigin {
         let counts = RequestCounter()
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
@@ -54,7 +56,7 @@ public final class LocalOrigin: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(DateHeaderHandler())
-                    try channel.pipeline.syncOperations.addHandler(OriginHandler(counts: counts, latency: latency))
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(counts: counts, latency: latency, pageSnippet: pageSnippet))
                 }
             }
         let channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 extension OriginHandler {
-    /// `/pageload?way=browser|shim|links&n=30&size=20000&max-age=600&broker=http://127.0.0.1:8787`:
+    /// `/pageload?way=browser|shim|links&n=30&size=20000&max-age=600&broker=http://127.0.0.1:8787[&snippet=1]`:
     /// the pages of the page-load benchmark (`scripts/bench_pageload.py`).
     ///
     /// - `browser` and `shim` are the same page running the same code: one inline script at the end
@@ -11,7 +11,9 @@ extension OriginHandler {
     ///   reports its timing in `window.pageLoad`. `shim` also includes the broker's shim first in
     ///   the head (so the same `fetch()` calls go through the broker) and a Content-Security-Policy
     ///   that lets the page connect to the broker only, so nothing it loads can bypass it;
-    ///   `browser` may connect to its own origin only, and uses the browser's own networking.
+    ///   `browser` may connect to its own origin only, and uses the browser's own networking. With
+    ///   `snippet=1`, `shim` has the shim's bootstrap snippet (the origin's `pageSnippet`) inline
+    ///   right before the shim's tag, as bridge-js/README.md tells a page to include it.
     ///   Neither lists the resources as `<link rel=preload>`: the browser would load them itself.
     /// - `links` is the hidden page of the seed study's method: the same resources as
     ///   `<link rel="preload" as="fetch" crossorigin>`, which fill the browser's HTTP cache; it
@@ -37,9 +39,21 @@ extension OriginHandler {
         case "shim":
             let broker = query["broker"] ?? "http://127.0.0.1:8787"
             let socket = "ws" + broker.dropFirst(4)
+            var snippet = ""
+            if query["snippet"] == "1" {
+                guard let pageSnippet else {
+                    return send(context, status: .badRequest, type: "text/plain",
+                                body: Array("this origin has no bootstrap snippet (bridge-js/bridge-snippet.js under the broker's web root)".utf8),
+                                head: request.head)
+                }
+                // The bootstrap snippet opens the shim's WebSocket before the shim has arrived. The
+                // CSP allows it as an inline script ('unsafe-inline' is there for the page's own
+                // script; a page without inline scripts lists the snippet's hash instead).
+                snippet = #"<script data-broker-url="\#(broker)">\#(pageSnippet)</script>"# + "\n"
+            }
             head = """
                 <meta http-equiv="Content-Security-Policy" content="connect-src \(broker) \(socket); script-src 'unsafe-inline' \(broker)">
-                <script src="\(broker)/bridge.js"></script>
+                \(snippet)<script src="\(broker)/bridge.js"></script>
                 """
         case "browser":
             head = #"<meta http-equiv="Content-Security-Policy" content="connect-src 'self'; script-src 'unsafe-inline'">"#

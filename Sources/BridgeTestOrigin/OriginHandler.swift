@@ -9,14 +9,17 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
 
     let counts: RequestCounter
     let latency: Duration
+    /// The shim's bootstrap snippet (`bridge-js/bridge-snippet.js`), for `/pageload?snippet=1`.
+    let pageSnippet: String?
     var head: HTTPRequestHead?
     var body: [UInt8] = []
     /// Set by `/drop-next`: the next request on this connection is dropped unanswered.
     var dropNext = false
 
-    init(counts: RequestCounter, latency: Duration) {
+    init(counts: RequestCounter, latency: Duration, pageSnippet: String? = nil) {
         self.counts = counts
         self.latency = latency
+        self.pageSnippet = pageSnippet
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

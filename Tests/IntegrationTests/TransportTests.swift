@@ -125,6 +125,11 @@ import Testing
         let sources = document["sources"] as? [String] ?? []
         #expect(version == 3)
         #expect(sources.contains("src/main.js"))
+        // The bootstrap snippet's text, for templates and tools that inline it (bridge-js/README.md).
+        let snippet = try httpGet(port: harness.server.port, path: "/bridge-snippet.js")
+        #expect(snippet.status == 200)
+        #expect(snippet.head.lowercased().contains("content-type: text/javascript"))
+        #expect(String(decoding: snippet.body, as: UTF8.self).contains(#"Symbol.for("bridge-broker.snippet")"#))
         #expect(try httpGet(port: harness.server.port, path: "/examples/").status == 200)
         #expect(try httpGet(port: harness.server.port, path: "/examples/../Package.swift").status == 404)
         #expect(try httpGet(port: harness.server.port, path: "/examples/%2e%2e/Package.swift").status == 404)

@@ -4,6 +4,7 @@ import http.server
 import pathlib
 import shutil
 import threading
+import urllib.parse
 
 import pytest
 from selenium import webdriver
@@ -16,17 +17,20 @@ OUT = ROOT / "out"
 
 
 class PageHandler(http.server.BaseHTTPRequestHandler):
-    """Serves pages/*.html with {{BROKER}}, {{PAGE}} and {{ORIGIN}} filled in."""
+    """Serves pages/*.html with {{BROKER}}, {{PAGE}}, {{ORIGIN}}, {{SNIPPET}} (the shim's bootstrap
+    snippet) and each query parameter `name` as {{QUERY_NAME}} filled in."""
 
     values = {}
 
     def do_GET(self):
-        name = self.path.split("?")[0].lstrip("/") or "page.html"
-        path = PAGES / name
+        name, _, query = self.path.partition("?")
+        path = PAGES / (name.lstrip("/") or "page.html")
         if not path.is_file():
             self.send_error(404)
             return
         text = path.read_text()
+        for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
+            text = text.replace("{{QUERY_" + key.upper() + "}}", value)
         for key, value in self.values.items():
             text = text.replace("{{" + key + "}}", value)
         body = text.encode()
@@ -45,7 +49,8 @@ def site():
     page_port = free_port()
     page_origin = f"http://127.0.0.1:{page_port}"
     broker = Broker("--allow-origin", page_origin)
-    PageHandler.values = {"BROKER": broker.http, "PAGE": page_origin, "ORIGIN": broker.origin}
+    PageHandler.values = {"BROKER": broker.http, "PAGE": page_origin, "ORIGIN": broker.origin,
+                          "SNIPPET": (ROOT / "bridge-js" / "bridge-snippet.js").read_text()}
     server = http.server.ThreadingHTTPServer(("127.0.0.1", page_port), PageHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield {"broker": broker, "page": page_origin, "origin": broker.origin}

@@ -3,7 +3,8 @@ and every endpoint the scenarios call, byte for byte, so the browser's networkin
 see exactly the same responses.
 
 Endpoints (query parameters in brackets):
-  /page?mode=native|shim      the page; `shim` includes the broker's bridge.js
+  /page?mode=native|shim|snippet   the page; `shim` includes the broker's bridge.js, `snippet` the
+                              shim's bootstrap snippet (bridge-js/bridge-snippet.js) inline before it
   /scenarios.js               tests/browser/scenarios.js
   /raw?x=BYTES                writes BYTES (percent-encoded, any byte) as the whole response, then
                               closes the connection; for HEAD only the part before the blank line;
@@ -29,6 +30,7 @@ import time
 import urllib.parse
 
 HERE = pathlib.Path(__file__).parent
+SNIPPET = HERE.parent.parent / "bridge-js" / "bridge-snippet.js"
 
 
 def pattern(count):
@@ -100,7 +102,10 @@ class DifferentialOrigin(http.server.BaseHTTPRequestHandler):
         body = self.read_body()
         path = url.path
         if path == "/page":
-            shim = f'<script src="{self.broker}/bridge.js"></script>' if arg("mode") == "shim" else ""
+            mode = arg("mode")
+            shim = f'<script src="{self.broker}/bridge.js"></script>' if mode in ("shim", "snippet") else ""
+            if mode == "snippet":
+                shim = f'<script data-broker-url="{self.broker}">{SNIPPET.read_text()}</script>' + shim
             page = (f'<!doctype html><html><head><meta charset="utf-8"><title>differential</title>{shim}'
                     f'<script src="/scenarios.js"></script></head><body>differential suite</body></html>')
             self.answer(200, page.encode(), content_type="text/html; charset=utf-8")

@@ -519,7 +519,7 @@
   // -- EventSource (the stream's opens are counted per id: one id per mode)
 
   function eventSource(query, messages) {
-    const mode = window.BridgeBroker ? "shim" : "native";
+    const mode = new URLSearchParams(location.search).get("mode") || (window.BridgeBroker ? "shim" : "native");
     const params = new URLSearchParams(Object.assign({}, query, query.id ? { id: `${query.id}-${mode}` } : {}));
     return new Promise((resolve) => {
       const source = new EventSource("/sse?" + params);
