@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from support import Broker
+from support import ROOT, Broker
 
 RESOURCES = 6
 SIZE = 2000
@@ -72,3 +72,14 @@ def test_an_unknown_way_is_refused(broker):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(f"{broker.origin}/pageload?way=teleport")
     assert refused.value.code == 400
+
+
+def test_the_snippet_way_inlines_the_bootstrap_snippet_and_loads_the_same(broker, driver):
+    size = SIZE + 2
+    driver.get(page(broker, "shim", size=size) + "&snippet=1")
+    result = wait_for(driver, "window.pageLoad")
+    assert "error" not in result, result
+    assert result["bridged"] is True and result["bytes"] == RESOURCES * size
+    snippet = (ROOT / "bridge-js" / "bridge-snippet.js").read_text()
+    assert driver.execute_script("return document.scripts[0].textContent") == snippet
+    assert driver.execute_script("return document.scripts[1].src").endswith("/bridge.js")

@@ -320,3 +320,25 @@ def test_the_joined_file_is_valid_javascript(built, tmp_path):
     path = tmp_path / "joined.js"
     path.write_text(built["joined"])
     subprocess.run(["node", "--check", str(path)], check=True)
+
+
+def test_the_snippet_is_its_source_minified_with_its_hash_in_the_tag(tmp_path):
+    """bridge-snippet.js is the exact text of a page's inline script: the source's tokens, no line
+    break at the end (a CSP hash covers the text byte for byte), valid JavaScript; the tag to copy
+    holds the same text and names its hash."""
+    code = (SHIM / "bridge-snippet.js").read_text()
+    source = (SHIM / "snippet" / "snippet.js").read_text()
+    assert [(t.kind, t.text) for t in jstokens.tokenize(code)] == [(t.kind, t.text) for t in jstokens.tokenize(source)]
+    assert not code.endswith("\n") and "</" not in code and len(code.encode()) < 600
+    tag = (SHIM / "bridge-snippet.html").read_text()
+    assert f">{code}</script>" in tag and f"script-src {build.snippet_hash(code)}" in tag
+    path = tmp_path / "snippet.js"
+    path.write_text(code)
+    subprocess.run(["node", "--check", str(path)], check=True)
+
+
+def test_a_snippet_that_would_end_its_script_element_fails_the_build(tmp_path):
+    (tmp_path / "snippet").mkdir()
+    (tmp_path / "snippet" / "snippet.js").write_text('document.title = "</script>";\n')
+    with pytest.raises(build.BuildError, match="must not contain '</'"):
+        build.build_snippet(str(tmp_path))
