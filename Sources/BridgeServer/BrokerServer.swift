@@ -45,7 +45,9 @@ public final class BrokerServer: Sendable {
         self.logger = logger
         let metrics = configuration.metrics ? PrometheusBrokerMetrics() : nil
         self.metrics = metrics
-        broker = Broker(configuration: configuration.broker, logger: logger, metrics: metrics)
+        broker = Broker(
+            configuration: configuration.broker, logger: logger, metrics: metrics,
+            taskExecutors: configuration.tasksOnUpstreamLoops ? EventLoopTaskExecutor.forUpstreamLoops() : [])
         let upstream = HTTPUpstreamClient(
             proxy: configuration.upstreamProxy, connectionsPerHost: max(1, configuration.upstreamConnectionsPerHost), logger: logger)
         self.upstream = upstream

@@ -48,6 +48,11 @@ public struct BrokerServerConfiguration: Sendable {
     public var thirdPartyCookies = ThirdPartyCookies.block
     /// The protocol limits.
     public var broker = BrokerConfiguration()
+    /// Run each connection's posts on one of the upstream client's event loops (connections
+    /// take the loops in turn), so that a fetch's task, its upstream connection and its response
+    /// stay on one thread (`EventLoopTaskExecutor`). Off, posts run on the global executor, as
+    /// before: `BRIDGE_BROKER_TASKS_ANY_LOOP=1` in the environment turns it off, to compare.
+    public var tasksOnUpstreamLoops = ProcessInfo.processInfo.environment["BRIDGE_BROKER_TASKS_ANY_LOOP"] != "1"
 
     /// Creates the default configuration.
     public init() {}

@@ -9,6 +9,9 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     static let highWater = 4 * 1024 * 1024
     /// Queued bytes below which suspended writers resume.
     static let lowWater = 1024 * 1024
+    /// The most queued bytes whose wake of the service thread may wait for the end of the job
+    /// that queued them (`WakeBatch`): a large body's frames start going out at once.
+    static let deferredWakeBytes = 64 * 1024
 
     let id: UInt64
     let fragmentBytes: Int
@@ -38,6 +41,9 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         var close: (code: UInt16, reason: String)?
         var pause = false
         var serviceRequested = false
+        // The wake for `serviceRequested` may be held for the end of the job that queued the
+        // frame (`WakeBatch`).
+        var wakeDeferred = false
         // The service thread has asked for a writable callback and will look at the queue
         // again: a frame queued meanwhile needs no wake-up.
         var writeScheduled = false
@@ -88,19 +94,36 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     private func enqueue(_ buffer: FrameBuffer, binary: Bool) {
         guard let owner else { return }
         let onServiceThread = owner.loop.isServiceThread
-        let wake: Bool? = shared.locked { state in
+        enum Wake { case none, now, deferrable }
+        let wake: Wake? = shared.locked { state in
             guard !state.closed, state.close == nil else { return nil }
             state.queue.append(OutboundFrame(buffer: buffer, binary: binary))
             state.queuedBytes += buffer.count
-            if onServiceThread || state.writeScheduled || state.serviceRequested { return false }
+            if onServiceThread || state.writeScheduled { return Wake.none }
+            if state.serviceRequested {
+                // A wake held for the end of a job is sent now once the bytes are many.
+                guard state.wakeDeferred, state.queuedBytes > Self.deferredWakeBytes else { return Wake.none }
+                state.wakeDeferred = false
+                return .now
+            }
             state.serviceRequested = true
-            return true
+            guard state.queuedBytes <= Self.deferredWakeBytes else { return .now }
+            state.wakeDeferred = true
+            return .deferrable
         }
         guard let wake else { return }
         if onServiceThread {
             service()
-        } else if wake {
-            owner.scheduleService(of: self)
+            return
+        }
+        switch wake {
+        case .none: break
+        case .now: owner.scheduleService(of: self)
+        case .deferrable:
+            // Within a task's job (`WakeBatch`) the wake waits for the job's end, so the frames
+            // queued after this one (the body and the reply after a `response` event) go with
+            // it; beyond `deferredWakeBytes` queued, the service thread is woken at once.
+            if !WakeBatch.deferIfBatching({ owner.scheduleService(of: self) }) { owner.scheduleService(of: self) }
         }
     }
 
@@ -158,6 +181,7 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         let current = current
         let (pause, pending) = shared.locked { state -> (Bool, Bool) in
             state.serviceRequested = false
+            state.wakeDeferred = false
             let pending = current != nil || state.head < state.queue.count || state.close != nil
             if pending { state.writeScheduled = true }
             return (state.pause, pending)

@@ -14,6 +14,8 @@ public final class Broker: Sendable {
     public let progress: ProgressHub
     /// Where posts, requests and preloads are reported for operators' metrics, if anywhere.
     public let metrics: (any BrokerMetrics)?
+    /// The posts' deadlines, on one timer (`HandlerCall.withDeadline`).
+    let deadlines = DeadlineTimer()
     private let handlers = Mutex<[String: Registered]>([:])
 
     /// A handler and the meter its posts report to.
@@ -33,11 +35,20 @@ public final class Broker: Sendable {
         }
     }
 
+    /// Where the posts' tasks run: each connection takes the next of these in turn and runs
+    /// all its posts there; empty, they run on the global executor.
+    let taskExecutors: [any TaskExecutor]
+
     /// Creates a broker with the `echo` handler registered, reporting to `metrics` if given.
+    ///
+    /// With `taskExecutors`, each connection's posts run on one of them (connections take them
+    /// in turn): the broker server passes one per upstream event loop, so a fetch's task runs
+    /// where its upstream connection is (`EventLoopTaskExecutor`).
     public init(
         configuration: BrokerConfiguration = BrokerConfiguration(), logger: Logger = Logger(label: "bridge.broker"),
-        metrics: (any BrokerMetrics)? = nil
+        metrics: (any BrokerMetrics)? = nil, taskExecutors: [any TaskExecutor] = []
     ) {
+        self.taskExecutors = taskExecutors
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics

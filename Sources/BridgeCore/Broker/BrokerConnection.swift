@@ -18,6 +18,8 @@ public final class BrokerConnection: Sendable {
     /// What the page on this connection reported with `page.identity`.
     public let page = PageIdentity()
     private let state = Mutex(State())
+    /// Where this connection's posts run (nil: the global executor).
+    private let executor: (any TaskExecutor)?
 
     struct State {
         var posts: [Int: PostEntry] = [:]
@@ -34,6 +36,7 @@ public final class BrokerConnection: Sendable {
         self.sink = sink
         self.info = info
         self.number = broker.progress.nextConnectionNumber()
+        self.executor = broker.taskExecutors.isEmpty ? nil : broker.taskExecutors[number % broker.taskExecutors.count]
         self.groups = GroupProgress(sink: sink, hub: broker.progress, connection: number)
     }
 
@@ -166,7 +169,7 @@ public final class BrokerConnection: Sendable {
             if let immediate = registered.immediate, let reply = immediate.handleImmediately(call) {
                 return finish(entry, with: reply)
             }
-            let task = Task { await self.run(handler, call: call, entry: entry) }
+            let task = Task(executorPreference: executor) { await self.run(handler, call: call, entry: entry) }
             let cancelledEarly = state.locked { _ in
                 entry.task = task
                 return entry.isCancelled || entry.deadlinePassed
@@ -216,19 +219,15 @@ public final class BrokerConnection: Sendable {
     }
 
     /// Cancels `entry`'s task once `duration` has passed (see `HandlerCall.withDeadline`);
-    /// cancelling the returned item first stops that.
-    func cancel(_ entry: PostEntry, after duration: Duration) -> DispatchWorkItem {
-        let item = DispatchWorkItem { [weak self] in
+    /// `broker.deadlines.cancel` with the returned token first stops that.
+    func cancel(_ entry: PostEntry, after duration: Duration) -> UInt64 {
+        broker.deadlines.schedule(after: duration) { [weak self] in
             let task = self?.state.locked { _ -> Task<Void, Never>? in
                 entry.deadlinePassed = true
                 return entry.task
             }
             task?.cancel()
         }
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int.max)))), execute: item)
-        return item
     }
 
     /// Whether `entry`'s deadline passed.

@@ -32,12 +32,13 @@ public struct HandlerCall: Sendable {
     /// Runs `work`, failing with `timeout` if it has not finished within `duration`.
     ///
     /// The free function `withDeadline` runs the work and a timer as two child tasks; this runs
-    /// the work in the post's own task and cancels that task from a dispatch timer when the time
-    /// is up: no task is created, scheduled or woken per post when the work finishes in time.
+    /// the work in the post's own task and cancels that task from the broker's one dispatch
+    /// timer (`DeadlineTimer`) when the time is up: no task is created, scheduled or woken, and
+    /// no thread woken, per post when the work finishes in time.
     /// Only for a handler's `handle` as the broker runs it (its post's task).
     public func withDeadline<T>(_ duration: Duration, message: String, _ work: () async throws -> T) async throws -> T {
         let timer = connection.cancel(entry, after: duration)
-        defer { timer.cancel() }
+        defer { connection.broker.deadlines.cancel(timer) }
         do {
             return try await work()
         } catch {
