@@ -24,6 +24,7 @@ patched fetch() sends the same calls through the broker. The ways:
   shim-snippet-cold  the two shim ways of a first visit with the shim's bootstrap snippet inline
   shim-snippet-preload  right before the shim's tag (bridge-js/bridge-snippet.js): the WebSocket
                      opens while bridge.js downloads and compiles, and the shim adopts it
+  shim-snippet-preload-warm  the same after preload for a returning visitor (as shim-preload-warm)
 
 One Chromium runs the whole benchmark (so its own start-up work, which on two cores takes CPU from
 a page for a second or more, is over before the first counted round), and every load runs in a
@@ -107,6 +108,8 @@ WAYS = [
     Way("shim-snippet-cold", "through the shim with the bootstrap snippet, cold", "shim", snippet=True),
     Way("shim-snippet-preload", "through the shim with the bootstrap snippet, after `bridge-broker preload --page`", "shim",
         preload=True, snippet=True),
+    Way("shim-snippet-preload-warm", "through the shim with the bootstrap snippet, after preload, shim cached (returning visitor)",
+        "shim", preload=True, warm_shim=True, snippet=True),
 ]
 SHIM_MAX_AGE = 3600
 
@@ -287,6 +290,7 @@ def report(args, ways, results, load_before, load_after, started):
     print()
     for shim, browser, target in (("shim-preload", "browser-seed", 0.85), ("shim-cold", "browser-cold", 0.8),
                                   ("shim-snippet-preload", "browser-seed", 0.85), ("shim-snippet-cold", "browser-cold", 0.8),
+                                  ("shim-snippet-preload-warm", "browser-seed", 0.85),
                                   ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8),
                                   ("shim-preload-maxage", "browser-seed", 0.85), ("shim-cold-maxage", "browser-cold", 0.8)):
         for name in (shim, shim + "-before", shim + "-xsite"):
@@ -317,15 +321,16 @@ def report(args, ways, results, load_before, load_after, started):
               " evaluated\" is the WebSocket's creation after the end of bridge.js's evaluation: negative when the"
               " bootstrap snippet opened it before):\n")
         print("| way | bridge.js requested | bridge.js evaluated | WebSocket created | socket after evaluated |"
-              " handshake answered | first fetch() |")
-        print("|---|---|---|---|---|---|---|")
+              " handshake answered | first fetch() | bridge.js requested to last body |")
+        print("|---|---|---|---|---|---|---|---|")
         for way in ways:
             figures = [r["trace"] for r in results[way.name] if "trace" in r]
             if not any("shim evaluated" in f for f in figures):
                 continue
             column = lambda key: spread([f[key] for f in figures if key in f], 1) if any(key in f for f in figures) else ""  # noqa: E731
             print(f"| {way.name} | {column('shim requested')} | {column('shim evaluated')} | {column('socket created')} | "
-                  f"{column('socket after evaluated')} | {column('open')} | {spread([r['startMs'] for r in results[way.name]], 1)} |")
+                  f"{column('socket after evaluated')} | {column('open')} | {spread([r['startMs'] for r in results[way.name]], 1)} | "
+                  f"{column('shim requested to last body')} |")
 
 
 def main():
