@@ -11,8 +11,13 @@
 // ws://127.0.0.1:8787; http(s) becomes ws(s), a bare origin gets /bridge) and data-token. Attributes
 // are not part of the script's text, so the CSP hash is the same for every page.
 // The names are one letter because this text is copied into every page: d the document, s this
-// script element, u the socket's URL, t the token, w the WebSocket, q the events it got so far.
-(function (d, s, u, t, w, q) {
+// script element, u the socket's URL, t the token, w the WebSocket, q the events it got so far, k
+// the property it leaves them in for the shim.
+(function (d, s, u, t, w, q, k) {
+  k = Symbol.for("bridge-broker.snippet");
+  // A shim already running (a WebKit host injects it at document start) or an earlier copy of the
+  // snippet: there is nothing to open, and no socket would be left without an owner.
+  if (window.BridgeBroker || window[k]) return;
   s = d.currentScript;
   u = new URL(s.getAttribute("data-broker-url") || "ws://127.0.0.1:8787", d.baseURI);
   u.protocol = u.protocol.replace("http", "ws"); // http: and https: become ws: and wss:
@@ -24,5 +29,5 @@
   w.onopen = w.onmessage = w.onerror = w.onclose = function (e) {
     q.push(e);
   };
-  window[Symbol.for("bridge-broker.snippet")] = { socket: w, events: q };
+  window[k] = { socket: w, events: q };
 })(document);

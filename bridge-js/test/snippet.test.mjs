@@ -17,7 +17,10 @@ test("the snippet opens the socket the shim would open: URL, token, subprotocol,
     // The shim with the same settings on its own tag, without a snippet, is the reference.
     const alone = loadBridge({ attributes });
     const own = await alone.socket();
+    // As on a page without the shim yet (the snippet opens nothing where BridgeBroker is defined).
+    delete globalThis.BridgeBroker;
     const snippet = runSnippet(attributes);
+    globalThis.BridgeBroker = alone.bridge;
     if (expected) assert.equal(snippet.url, expected);
     assert.equal(snippet.url, own.url, JSON.stringify(attributes));
     assert.equal(snippet.protocols, "bridge.v1");
@@ -191,4 +194,21 @@ test("an ES module importer's connect({token}) adopts the snippet when the token
   await tick();
   assert.equal(env.sockets.length, 1);
   assert.equal(env.ws.texts[0].name, "page.identity");
+});
+
+test("the snippet opens nothing after the shim (a host injected it at document start) or after another copy", async () => {
+  const env = loadBridge({ snippet: {} });
+  await tick();
+  assert.equal(env.sockets.length, 1, "the adopted socket");
+  runSnippet({});
+  assert.equal(env.sockets.length, 1, "BridgeBroker is there: the shim owns the connection");
+  assert.equal(globalThis[SNIPPET_KEY], undefined);
+
+  delete globalThis.BridgeBroker;
+  const first = runSnippet({});
+  runSnippet({ "data-token": "another" });
+  assert.equal(env.sockets.length, 2, "a second copy of the snippet leaves the first's socket in place");
+  assert.equal(globalThis[SNIPPET_KEY].socket, first);
+  delete globalThis[SNIPPET_KEY];
+  globalThis.BridgeBroker = env.bridge;
 });

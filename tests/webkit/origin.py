@@ -10,6 +10,7 @@ import time
 import urllib.parse
 
 PAGES = pathlib.Path(__file__).parent / "pages"
+SNIPPET = pathlib.Path(__file__).parent.parent.parent / "bridge-js" / "bridge-snippet.js"
 
 
 def pattern(length):
@@ -45,7 +46,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             file = PAGES / url.path[len("/pages/"):].removeprefix("excluded/")
             if not file.is_file():
                 return self.send(404, b"no such page", "text/plain")
-            return self.send(200, file.read_bytes(), "text/html; charset=utf-8", cache=query.get("max-age"))
+            # {{SNIPPET}}: the shim's bootstrap snippet, as a page inlines it.
+            page = file.read_bytes().replace(b"{{SNIPPET}}", SNIPPET.read_bytes())
+            return self.send(200, page, "text/html; charset=utf-8", cache=query.get("max-age"))
         if url.path == "/identity":
             # What the request arrived with, as JSON; ?set= a Set-Cookie line for the response.
             seen = {name: self.headers.get(name) for name in ("User-Agent", "Accept", "Accept-Language", "Referer", "Origin", "Cookie")}

@@ -96,3 +96,10 @@ def test_the_shim_runs_in_every_frame_the_rules_allow(origin, other_origin):
     # Excluded: no shim, so WebKit's own fetch, which CORS stops at the origin without CORS headers.
     assert frames["excluded"] == {"frame": "excluded", "from": origin.url, "origin": origin.url, "shim": False, "failed": "TypeError"}
     assert report["frameConnections"] == 3, report
+
+
+def test_a_page_with_the_bootstrap_snippet_opens_no_websocket_in_the_host(origin):
+    # The shim injected at document start already runs when the page's snippet does: the snippet
+    # opens nothing (bridge-js/README.md, "The bootstrap snippet"), and WebKit carries the fetch.
+    result = result_of(open_page(f"{origin.url}/pages/snippet.html"))
+    assert result == {"transport": "webkit", "status": 200, "socketsCreated": 0, "snippetLeft": []}
