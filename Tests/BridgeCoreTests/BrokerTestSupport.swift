@@ -36,7 +36,7 @@ final class RecordingSink: ConnectionSink {
     var pauseChanges: [Bool] { state.withLock { $0.paused } }
 
     /// The reply to post `id`, waiting up to `timeout` for it.
-    func reply(_ id: Int, timeout: Duration = .seconds(30)) async throws -> JSONValue {
+    func reply(_ id: Int, timeout: Duration = .seconds(120)) async throws -> JSONValue {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let reply = jsonFrames.first(where: { $0["type"]?.stringValue == "reply" && $0["id"]?.intValue == id }) { return reply }
@@ -46,7 +46,7 @@ final class RecordingSink: ConnectionSink {
     }
 
     /// Frames of type `type`, waiting until at least `count` arrived.
-    func frames(ofType type: String, atLeast count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [JSONValue] {
+    func frames(ofType type: String, atLeast count: Int = 1, timeout: Duration = .seconds(120)) async throws -> [JSONValue] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let found = jsonFrames.filter { $0["type"]?.stringValue == type }

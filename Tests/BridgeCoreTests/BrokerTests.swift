@@ -243,7 +243,7 @@ final class Counter: Sendable {
     var value: Int { count.withLock { $0 } }
 }
 
-func waitUntil(timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
+func waitUntil(timeout: Duration = .seconds(120), _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { throw BridgeError(.timeout, "condition not met") }

@@ -45,7 +45,7 @@ func read(_ store: SQLiteCacheStore, _ url: String) async throws -> [UInt8]? {
 
 /// Waits until `condition` holds or `timeout` passes, for work the store does in the background;
 /// the caller then checks the outcome itself.
-func waitAWhile(for timeout: Duration = .seconds(30), until condition: () async -> Bool) async throws {
+func waitAWhile(for timeout: Duration = .seconds(120), until condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline, await !condition() { try await Task.sleep(for: .milliseconds(5)) }
 }

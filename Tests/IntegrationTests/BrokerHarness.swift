@@ -102,7 +102,7 @@ func peakResidentBytes() -> Int {
     return 0
 }
 
-func waitFor(_ timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
+func waitFor(_ timeout: Duration = .seconds(120), _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { throw BridgeError(.timeout, "condition not met in \(timeout)") }
@@ -112,7 +112,7 @@ func waitFor(_ timeout: Duration = .seconds(30), _ condition: () -> Bool) async 
 
 /// Waits until the broker behind `client` answers `url` from its cache (fresh or stale), that is,
 /// until the store of an earlier fetch has committed; the commit runs after the fetch's reply.
-func waitForCommit(of url: String, _ client: BridgeClient, timeout: Duration = .seconds(30)) async throws {
+func waitForCommit(of url: String, _ client: BridgeClient, timeout: Duration = .seconds(120)) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
         let reply = try? await client.post("fetch", ["url": .string(url), "cache": "only-if-cached", "responseBody": "none"])
