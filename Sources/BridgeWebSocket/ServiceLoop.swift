@@ -30,7 +30,12 @@ final class ServiceLoop: @unchecked Sendable {
         alive.locked { $0 = true }
         nonisolated(unsafe) let context = context
         let started = DispatchSemaphore(value: 0)
+        let name = name
         let thread = Thread { [self] in
+            // Foundation names the thread only on Darwin; on Linux it kept the name of the thread
+            // that started it (an event loop's), which made traces and `perf stat --per-thread`
+            // mix it up with that loop.
+            bridge_name_thread(name)
             threadID.store(UInt(pthread_self()), ordering: .releasing)
             started.signal()
             while !stopRequested.load(ordering: .acquiring) {

@@ -57,11 +57,16 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         var sent = 0
         /// The bytes it counts for in `queuedBytes` (a batch: those of the frames it joined).
         var queued: Int
+        /// Whole WebSocket frames, headers included, written as they are (`joinedFrames`).
+        var raw = false
+        /// The payload bytes it carries, for the traffic counter (raw: without the headers).
+        var payload: Int
 
         init(buffer: FrameBuffer, binary: Bool) {
             self.buffer = buffer
             self.binary = binary
             queued = buffer.count
+            payload = buffer.count
         }
     }
 
@@ -210,6 +215,10 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             if current == nil {
                 switch takeNext() {
                 case .frames(let frames) where frames.count == 1: current = frames[0]
+                case .frames(let frames) where !frames[0].buffer.joinable:
+                    // Small frames one after the other (a response's event, body and reply):
+                    // one write, one send, one wake of the client.
+                    current = Self.joinedFrames(frames)
                 case .frames(let frames):
                     // Copied outside the lock; the batch counts for the bytes its frames were queued with.
                     var batch = OutboundFrame(
@@ -224,15 +233,17 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
             }
             guard var frame = current else { return 0 }
             let remaining = frame.buffer.count - frame.sent
-            let count = min(remaining, fragmentBytes)
+            // Joined frames go in one write (they are at most `joinBytes`).
+            let count = frame.raw ? remaining : min(remaining, fragmentBytes)
             let first = frame.sent == 0
             let final = count == remaining
             // The frame's memory is ours alone (no copy-on-write): lws writes its header into the
             // LWS_PRE bytes before the fragment, which are headroom or payload already sent.
             let start = frame.buffer.frameStart.assumingMemoryBound(to: UInt8.self) + frame.sent
-            let written = bridge_lws_write(wsi, start, count, frame.binary ? 1 : 0, first ? 1 : 0, final ? 1 : 0)
+            let written = frame.raw
+                ? bridge_lws_write_raw(wsi, start, count) : bridge_lws_write(wsi, start, count, frame.binary ? 1 : 0, first ? 1 : 0, final ? 1 : 0)
             if written < 0 { return -1 }
-            traffic?.sent.add(count, ordering: .relaxed)
+            traffic?.sent.add(frame.raw ? frame.payload : count, ordering: .relaxed)
             frame.sent += count
             current = final ? nil : frame
             let sentFrame = final ? frame.queued : 0
@@ -255,6 +266,35 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         }
     }
 
+    /// The most bytes of small frames written together in one `lws_write` (`joinedFrames`).
+    static let joinBytes = 16 * 1024
+
+    /// `frames` (a server's, unmasked, each whole) with their WebSocket headers (RFC 6455 5.2),
+    /// in one buffer for one raw write: the client gets them in one segment, the broker makes
+    /// one send instead of a send and a poll per frame. Copied outside the lock; they are small.
+    static func joinedFrames(_ frames: [OutboundFrame]) -> OutboundFrame {
+        let total = frames.reduce(0) { $0 + $1.buffer.count + (($1.buffer.count < 126) ? 2 : 4) }
+        let joined = FrameBuffer(headroom: bridge_lws_pre(), capacity: total)
+        for frame in frames {
+            let count = frame.buffer.count
+            joined.append(0x80 | (frame.binary ? 0x2 : 0x1))  // FIN, binary or text
+            if count < 126 {
+                joined.append(UInt8(count))
+            } else {
+                // joinBytes keeps every frame under 65536 bytes.
+                joined.append(126)
+                joined.append(UInt8(count >> 8))
+                joined.append(UInt8(count & 0xFF))
+            }
+            frame.buffer.withUnsafeBytes { joined.append(contentsOf: $0) }
+        }
+        var outbound = OutboundFrame(buffer: joined, binary: true)
+        outbound.raw = true
+        outbound.queued = frames.reduce(0) { $0 + $1.queued }
+        outbound.payload = frames.reduce(0) { $0 + $1.payload }
+        return outbound
+    }
+
     // Stands in for a frame already taken from the queue.
     private static let spent = FrameBuffer(headroom: 0, capacity: 0)
 
@@ -272,6 +312,17 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         shared.locked { state in
             if state.head < state.queue.count {
                 var frames = [Self.take(&state)]
+                // Small frames queued one after the other (not whole responses, which join
+                // below) go in one write on a server's connection, up to `joinBytes`.
+                if !masksFrames, !frames[0].buffer.joinable, frames[0].buffer.count <= Self.joinBytes {
+                    var bytes = frames[0].buffer.count
+                    while state.head < state.queue.count, !state.queue[state.head].buffer.joinable,
+                        bytes + state.queue[state.head].buffer.count <= Self.joinBytes {
+                        bytes += state.queue[state.head].buffer.count
+                        frames.append(Self.take(&state))
+                    }
+                    return .frames(frames)
+                }
                 // Whole responses queued one after the other go as one batch message.
                 if frames[0].binary, frames[0].buffer.joinable {
                     var bytes = frames[0].buffer.count

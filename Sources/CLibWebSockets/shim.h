@@ -8,6 +8,15 @@
 
 static inline size_t bridge_lws_pre(void) { return LWS_PRE; }
 
+#ifdef __linux__
+#include <sys/prctl.h>
+/// Names the calling thread (the service thread, in traces and `perf stat --per-thread`); Linux
+/// keeps the first 15 bytes. prctl is variadic, which Swift cannot call.
+static inline void bridge_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+#else
+static inline void bridge_name_thread(const char *name) { (void)name; }
+#endif
+
 static inline uint64_t bridge_lws_option_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
 static inline uint64_t bridge_lws_option_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
 
@@ -23,6 +32,12 @@ static inline int bridge_lws_write(struct lws *wsi, unsigned char *buf, size_t l
         mode |= LWS_WRITE_NO_FIN;
     }
     return lws_write(wsi, buf, len, (enum lws_write_protocol)mode);
+}
+
+/// Writes `len` bytes at `buf` (LWS_PRE bytes of headroom before it) as they are: whole
+/// WebSocket frames, headers included, that the caller built (a server's: unmasked).
+static inline int bridge_lws_write_raw(struct lws *wsi, unsigned char *buf, size_t len) {
+    return lws_write(wsi, buf, len, LWS_WRITE_RAW);
 }
 
 /// Copies a request header into `dest` (NUL-terminated); returns its length or -1 when absent.
