@@ -16,6 +16,10 @@ settings (`BINARY:NAME=VALUE,...`); variants run in turn, `--rounds` times.
 loop that started it; Dispatch's workers, which run the SQLite connections and the cache's
 body-file queue).
 
+`--wakes N` instead maps the thread wakes of N fetches (`perf sched record -p` of the broker,
+read with `perf sched timehist -w`): who woke whom, per fetch, with the broker's threads by name
+and the other processes as `client` and `origin` (docs/BENCHMARKS.md, "Thread wakes per fetch").
+
 `--record DIR` also profiles each run (`perf report -i DIR/variant1-round1.data`) and adds the
 part of the CPU time spent outside the kernel (whose share grows with the machine's load).
 """
@@ -60,7 +64,51 @@ def user_share(record):
     return (total - kernel) / total if total else 0.0
 
 
-def measure(binary, extra_env, args, origin_port, record=None):
+def process_of(tid):
+    """The process (thread group) of thread `tid`, or None once it is gone."""
+    try:
+        with open(f"/proc/{tid}/status") as status:
+            return int(re.search(r"^Tgid:\s+(\d+)", status.read(), re.M).group(1))
+    except OSError:
+        return None
+
+
+def wake_map(broker, origin, count, fetch, data):
+    """Fetches `count` times under `perf sched record -p BROKER`; returns {(waker, wakee): wakes}."""
+    recorder = subprocess.Popen(["perf", "sched", "record", "-o", data, "-p", str(broker.pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # perf attaches
+    for index in range(count):
+        fetch(index)
+        time.sleep(0.005)  # one fetch at a time, apart in the trace
+    time.sleep(0.1)
+    names = {}
+    for tid in os.listdir(f"/proc/{broker.pid}/task"):
+        with open(f"/proc/{broker.pid}/task/{tid}/comm") as comm:
+            names[tid] = f"{comm.read().strip()}[{tid}]"
+    recorder.send_signal(signal.SIGINT)
+    recorder.wait()
+    timehist = subprocess.run(["perf", "sched", "timehist", "-i", data, "-w"], capture_output=True, text=True).stdout
+    outside = {os.getpid(): "client", origin.pid: "origin"}
+
+    def name(comm, tid):
+        if tid in names:
+            return names[tid]
+        return outside.get(process_of(tid), f"{comm or 'other'}[{tid}]")
+
+    pairs = {}
+    for line in timehist.splitlines():
+        match = re.search(r"\]\s+(\S*)\[(\d+)/\d+\]\s+awakened: (\S*?)(?:\[(\d+)/\d+\])?$", line.strip())
+        if not match:
+            continue
+        waker = name(match.group(1), match.group(2))
+        wakee_tid = match.group(4) or match.group(3).lstrip(":")
+        key = (waker, name(match.group(3).lstrip(":") if match.group(4) else "", wakee_tid))
+        pairs[key] = pairs.get(key, 0) + 1
+    return pairs, set(names.values())
+
+
+def measure(binary, extra_env, args, origin_port, record=None, origin=None):
     env = dict(os.environ, **extra_env)
     broker, port = start(binary, ["--cache-dir", tempfile.mkdtemp(prefix="broker-cpu-"), "--allow-url", "http://127.0.0.1:*"], env)
     try:
@@ -76,6 +124,8 @@ def measure(binary, extra_env, args, origin_port, record=None):
 
         for index in range(args.warmup):
             fetch(-index - 1)
+        if args.wakes:
+            return wake_map(broker, origin, args.wakes, fetch, record)
         command = ["perf", "stat", "-x,", "-e", "task-clock,context-switches", "-p", str(broker.pid)]
         if args.per_thread:
             command.insert(2, "--per-thread")
@@ -128,6 +178,8 @@ def main():
                         help="also the CPU time per request of each kind of thread, by name (perf stat --per-thread)")
     parser.add_argument("--record", metavar="DIR", help="also `perf record -g` each run into DIR/variantN-roundM.data "
                         "and report the CPU time spent outside the kernel (less moved by the machine's load)")
+    parser.add_argument("--wakes", type=int, metavar="N", help="instead: map the thread wakes of N fetches "
+                        "(perf sched) and print who woke whom, per fetch")
     parser.add_argument("variants", nargs="+", metavar="BINARY[:NAME=VALUE,...]")
     args = parser.parse_args()
     origin_port = 20000 + os.getpid() % 20000
@@ -135,6 +187,24 @@ def main():
                       ["--demo-origin", str(origin_port), "--cache-dir", tempfile.mkdtemp(prefix="broker-cpu-origin-")], dict(os.environ))
     if args.record:
         os.makedirs(args.record, exist_ok=True)
+    if args.wakes:
+        try:
+            for round_number in range(1, args.rounds + 1):
+                for number, variant in enumerate(args.variants, 1):
+                    binary, _, settings = variant.partition(":")
+                    extra = dict(setting.split("=", 1) for setting in settings.split(",") if setting)
+                    data = os.path.join(tempfile.mkdtemp(prefix="broker-wakes-"), "sched.data")
+                    pairs, threads = measure(binary, extra, args, origin_port, data, origin)
+                    inside = sum(n for (waker, wakee), n in pairs.items() if waker in threads and wakee in threads)
+                    print(f"\n{os.path.basename(binary)} {settings} round {round_number}: "
+                          f"{inside / args.wakes:.2f} wakes per fetch from one broker thread to another", flush=True)
+                    for (waker, wakee), n in sorted(pairs.items(), key=lambda item: -item[1]):
+                        if n / args.wakes >= 0.1:
+                            print(f"  {n / args.wakes:5.2f} per fetch  {waker} -> {wakee}", flush=True)
+        finally:
+            origin.terminate()
+            origin.wait()
+        return
     extra = (" of which user space |" if args.record else "") + (" CPU µs per request by thread |" if args.per_thread else "")
     print(f"| variant | round | CPU µs per request | context switches per request | wall µs per request |{extra}", flush=True)
     print("|---|---|---|---|---|" + ("---|" if args.record else "") + ("---|" if args.per_thread else ""), flush=True)
