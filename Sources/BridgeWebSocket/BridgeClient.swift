@@ -39,18 +39,26 @@ public final class BridgeClient: Sendable {
         self.state = Mutex(State())
     }
 
+    /// A client dropped without `close()` starts the closing handshake; its service thread ends
+    /// when the broker answers. Not `close()`, which waits for that thread: the last reference
+    /// can go on the service thread itself, in a callback.
+    deinit { socket.closeWithoutWaiting() }
+
     /// Connects to `url` (e.g. `ws://127.0.0.1:8787/bridge`) and waits for `hello`.
     public static func connect(url: String, token: String? = nil, origin: String? = nil, timeout: Duration = .seconds(10)) async throws -> BridgeClient {
         let socket = try WebSocketClient(url: url, origin: origin, bearerToken: token)
         let hello = AsyncStream<JSONValue>.makeStream()
         let box = ClientBox()
         socket.onMessage = { message in
-            if let client = box.client { client.receive(message) } else if case .text(let bytes) = message, let value = try? JSONParser.parse(bytes) {
-                hello.continuation.yield(value)
+            switch box.state {
+            case .client(let client): client.receive(message)
+            case .dropped: break
+            case .waitingForHello:
+                if case .text(let bytes) = message, let value = try? JSONParser.parse(bytes) { hello.continuation.yield(value) }
             }
         }
         socket.onClose = { code in
-            box.client?.closed(code: code)
+            if case .client(let client) = box.state { client.closed(code: code) }
             hello.continuation.finish()
         }
         try await socket.connect()
@@ -201,8 +209,29 @@ public final class BridgeClient: Sendable {
 }
 
 /// Lets the socket's callbacks reach the client once it exists.
-private final class ClientBox: Sendable {
-    private let value = Mutex<BridgeClient?>(nil)
-    var client: BridgeClient? { value.locked { $0 } }
-    func set(_ client: BridgeClient) { value.locked { $0 = client } }
+///
+/// The reference is weak: the client holds the socket, the socket holds its callbacks, and the
+/// callbacks hold this box, so a strong one was a cycle that kept every client, its socket,
+/// session, service loop and streams alive after `close()` (LeakSanitizer found 64 such sets in
+/// one run of the tests, issue #17).
+private final class ClientBox: @unchecked Sendable {
+    enum State {
+        case waitingForHello
+        case client(BridgeClient)
+        /// The client was set and is gone: its frames have no one to go to.
+        case dropped
+    }
+
+    private let value = Mutex<(set: Bool, client: Weak)>((false, Weak()))
+
+    struct Weak { weak var client: BridgeClient? }
+
+    var state: State {
+        value.locked { value in
+            guard value.set else { return .waitingForHello }
+            return value.client.client.map(State.client) ?? .dropped
+        }
+    }
+
+    func set(_ client: BridgeClient) { value.locked { $0 = (true, Weak(client: client)) } }
 }

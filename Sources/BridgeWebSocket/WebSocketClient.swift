@@ -123,7 +123,14 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
         loop.waitUntilFinished()
     }
 
-    func scheduleService(of session: WebSocketSession) {
+    /// Starts the closing handshake (1000) and returns: the service thread stops once the server
+    /// answers (or lws times the close out). Safe on any thread, the service thread included.
+    func closeWithoutWaiting() {
+        guard loop.context != nil, !loop.isStopping, let session else { return }
+        session.close(code: 1000, reason: "bye")
+    }
+
+        func scheduleService(of session: WebSocketSession) {
         pending.locked { $0.append(session) }
         loop.wake()
     }

@@ -1,6 +1,6 @@
 import BridgeCore
-import BridgeServer
-import BridgeWebSocket
+@testable import BridgeServer
+@testable import BridgeWebSocket
 import Foundation
 import Testing
 
@@ -37,6 +37,38 @@ import Testing
         #expect(client.hello["protocol"] == 1)
         #expect(client.hello["handlers"]?.arrayValue?.contains("fetch") == true)
         #expect(try await client.post("echo", ["n": 1, "s": "é"]) == ["n": 1, "s": "é"])
+    }
+
+    /// A closed client is freed with its socket: the socket's callbacks once held the client
+    /// strongly, a cycle that kept every client, its session, service loop and streams alive
+    /// after `close()` (LeakSanitizer in `make test-asan`, issue #17).
+    @Test func aClosedClientIsFreed() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        weak var client: BridgeClient?
+        weak var socket: WebSocketClient?
+        do {
+            let connected = try await harness.client()
+            (client, socket) = (connected, connected.socket)
+            #expect(try await connected.post("echo", ["n": 1]) == ["n": 1])
+            connected.close()
+        }
+        try await waitFor(.seconds(10)) { client == nil && socket == nil }
+    }
+
+    /// A client dropped without `close()` closes its connection (the broker sees it end) and its
+    /// socket is freed once the service thread has stopped.
+    @Test func aDroppedClientClosesAndIsFreed() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        weak var socket: WebSocketClient?
+        do {
+            let connected = try await harness.client()
+            socket = connected.socket
+            #expect(try await connected.post("echo", ["n": 2]) == ["n": 2])
+        }
+        try await waitFor(.seconds(10)) { socket == nil }
+        #expect(harness.server.webSocket.openSessionCount == 0)
     }
 
     @Test func originAllowlist() async throws {
