@@ -30,20 +30,20 @@ extension HTTPUpstreamClient {
             let authorization = proxy.username.map {
                 HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "")
             }
-            let client = client(
+            let client = try client(
                 key: "connect|\(server)", dnsOverride: [:],
                 proxy: .server(host: proxy.host, port: proxy.port, authorization: authorization))
             return try await execute(request, on: client)
         case .socks5:
             let address = try await checkTarget(host, request: request, pin: true) ?? host
             let override = address == host ? [:] : [host: address]
-            let client = client(
+            let client = try client(
                 key: "socks5|\(server)|\(host)|\(address)", dnsOverride: override,
                 proxy: .socksServer(host: proxy.host, port: proxy.port))
             return try await execute(request, on: client)
         case .socks5h:
             _ = try await checkTarget(host, request: request, pin: false)
-            let client = client(
+            let client = try client(
                 key: "socks5h|\(server)", dnsOverride: [:], proxy: .socksServer(host: proxy.host, port: proxy.port))
             return try await execute(request, on: client)
         }

@@ -59,7 +59,10 @@ public final class HTTPUpstreamClient: UpstreamClient {
     /// Shuts down every pooled connection.
     public func shutdown() async {
         let all = clients.locked { cache -> [HTTPClient] in
-            defer { cache = ClientCache() }
+            defer {
+                cache = ClientCache()
+                cache.isShutDown = true
+            }
             return cache.all
         }
         for client in all { try? await client.shutdown() }
@@ -173,7 +176,7 @@ public final class HTTPUpstreamClient: UpstreamClient {
             }
             (key, override) = ("\(host)|\(address)", [host: address])
         }
-        return client(key: key, dnsOverride: override)
+        return try client(key: key, dnsOverride: override)
     }
 
     /// How often a request whose connection was closed before any byte of an answer is sent
@@ -183,10 +186,17 @@ public final class HTTPUpstreamClient: UpstreamClient {
     static let maxResends = 2
 
     /// The pooled client for `key`, made with these settings on first use.
-    func client(key: String, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil) -> HTTPClient {
-        let (client, evicted) = clients.locked { cache in
-            cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: dnsOverride, proxy: proxy, connectionsPerHost: connectionsPerHost) }
+    ///
+    /// After `shutdown()` none is made: a request still on its way (a fetch the shutdown
+    /// cancelled, say) would make one that nothing shuts down, and AsyncHTTPClient traps when such
+    /// a client is released ("Client not shut down before the deinit"): the ASan test run crashed
+    /// so once the test brokers were freed (issue #17).
+    func client(key: String, dnsOverride: [String: String], proxy: HTTPClient.Configuration.Proxy? = nil) throws(BridgeError) -> HTTPClient {
+        let made = clients.locked { cache -> (HTTPClient, evicted: HTTPClient?)? in
+            guard !cache.isShutDown else { return nil }
+            return cache.client(for: key) { HTTPUpstreamClient.makeClient(group: group, dnsOverride: dnsOverride, proxy: proxy, connectionsPerHost: connectionsPerHost) }
         }
+        guard let (client, evicted) = made else { throw BridgeError(.network, "the upstream client is shut down") }
         if let evicted { Task { try? await evicted.shutdown() } }
         return client
     }
@@ -213,6 +223,8 @@ public final class HTTPUpstreamClient: UpstreamClient {
 struct ClientCache {
     private var entries: [String: HTTPClient] = [:]
     private var order: [String] = []
+    /// Set by `HTTPUpstreamClient.shutdown()`: no client is made after it.
+    var isShutDown = false
 
     var all: [HTTPClient] { Array(entries.values) }
 

@@ -1,5 +1,5 @@
 import BridgeCore
-import BridgeServer
+@testable import BridgeServer
 import BridgeTestOrigin
 import Foundation
 import Testing
@@ -67,5 +67,19 @@ import Testing
         // The first attempt and two more (Chromium's limit); Chromium itself would not resend on
         // a new connection, but AsyncHTTPClient does not say whether it reused one.
         #expect(harness.origin.requestCount("/reset") == 3)
+    }
+}
+
+/// After `shutdown()` the upstream client makes no new HTTP client: a fetch still on its way
+/// made one that nothing shut down, and AsyncHTTPClient traps when such a client is released
+/// (the ASan test run crashed so, "Client not shut down before the deinit", issue #17).
+@Suite struct UpstreamShutdownTests {
+    @Test func aRequestAfterShutdownIsRefused() async throws {
+        let harness = try await BrokerHarness.start()
+        let origin = try await LocalOrigin.start()
+        await harness.stop()
+        let request = UpstreamRequest(url: origin.url("/bytes/1"), deadline: .now + .seconds(10))
+        await #expect(throws: BridgeError.self) { _ = try await harness.server.upstream.send(request) }
+        await origin.stop()
     }
 }
