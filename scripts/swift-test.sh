@@ -11,7 +11,7 @@ if [ "$status" -ne 0 ]; then
     echo "==== Swift tests failed (exit $status); whole log: $log ===="
     grep -E '^✘ Test .* recorded an issue' "$log" \
         | awk '{ key = $3; if (count[key]++ < 2) print substr($0, 1, 240) }' | tail -14
-    grep -E 'Fatal error|Crash|signal [0-9]+|ERROR: AddressSanitizer|WARNING: ThreadSanitizer' "$log" | head -4
+    grep -E 'Fatal error|Crash|signal [0-9]+|ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: AddressSanitizer|WARNING: ThreadSanitizer' "$log" | head -6
 else
     rm -f "$log"
 fi
