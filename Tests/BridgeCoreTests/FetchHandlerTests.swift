@@ -283,6 +283,37 @@ import Testing
         #expect(readerEnded.isSet, "the body's reader still waits after the post ended")
     }
 
+    /// A body asked for after the connection closed fails at once instead of waiting for frames
+    /// that cannot come (`closed()` fails only the bodies that exist then; issue #17).
+    @Test func aBodyAskedForAfterTheConnectionClosedFails() async throws {
+        let gate = Gate()
+        let failed = Counter()
+        let done = Counter()
+        let broker = Broker()
+        broker.register("late") { call in
+            await gate.wait()
+            // Read in a task of its own, as AsyncHTTPClient reads a request body: the post's
+            // cancellation does not reach it.
+            let body = call.requestBody()
+            Task {
+                do {
+                    for try await _ in body {}
+                } catch {
+                    failed.increment()
+                }
+                done.increment()
+            }
+            return .null
+        }
+        let connection = broker.connect(sink: sink, info: ConnectionInfo(origin: nil, peer: "t"))
+        post(connection, ["type": "post", "name": "late", "id": 8])
+        connection.closed()
+        gate.open()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while done.value == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(done.value == 1 && failed.value == 1, "the body still waits after the connection closed")
+    }
+
     @Test func streamedBodyShorterThanAnnouncedFails() async throws {
         let upstream = ScriptedUpstream { request in
             guard case .stream(_, let next) = request.body else { return ScriptedUpstream.response() }
