@@ -54,9 +54,11 @@ class FuzzedBroker:
         self.log_path = pathlib.Path(tempfile.mkstemp(prefix="bridge-fuzz-", suffix=".log")[1])
         self.log = open(self.log_path, "w")
         env = dict(os.environ)
-        # A small quarantine, so that freed memory shows in RSS as it would without ASan; leaks at
-        # exit are not the question here (Swift's globals live for the whole process).
-        env["ASAN_OPTIONS"] = "quarantine_size_mb=8:detect_leaks=0:" + env.get("ASAN_OPTIONS", "")
+        # A small quarantine, so that freed memory shows in RSS as it would without ASan; and
+        # LeakSanitizer at the broker's exit (SIGTERM, at the end of the run) with the explained
+        # suppressions of scripts/lsan.supp: what a fuzzed connection left behind is reported.
+        env["ASAN_OPTIONS"] = "quarantine_size_mb=8:detect_leaks=1:" + env.get("ASAN_OPTIONS", "")
+        env.setdefault("LSAN_OPTIONS", f"suppressions={ROOT / 'scripts' / 'lsan.supp'}:print_suppressions=0")
         env["SWIFT_BACKTRACE"] = "enable=no"
         command = [str(binary), "serve", "--port", "0", "--demo-origin", str(self.origin_port),
                    "--cache-dir", str(cache_dir or tempfile.mkdtemp(prefix="bridge-fuzz-cache-")), "--web-root", str(ROOT),
@@ -316,6 +318,10 @@ def run(seed, seconds, binary=None, verbose=True):
         assert after <= limit, f"RSS {after} KiB after the run, baseline {baseline} KiB"
         reports = [line for line in broker.output().splitlines() if REPORTS.search(line)]
         assert not reports, "the broker printed:\n" + "\n".join(reports[:20]) + f"\n(whole log: {broker.log_path})"
+        # LeakSanitizer reports when the process exits: stop it, then read the log again.
+        broker.stop()
+        reports = [line for line in broker.output().splitlines() if REPORTS.search(line)]
+        assert not reports, "the broker printed at its exit:\n" + "\n".join(reports[:20]) + f"\n(whole log: {broker.log_path})"
         return figures
     finally:
         broker.stop()
