@@ -130,7 +130,7 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
         session.close(code: 1000, reason: "bye")
     }
 
-        func scheduleService(of session: WebSocketSession) {
+    func scheduleService(of session: WebSocketSession) {
         pending.locked { $0.append(session) }
         loop.wake()
     }

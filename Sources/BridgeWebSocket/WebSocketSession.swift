@@ -311,33 +311,36 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
     private func takeNext() -> Next {
         shared.locked { state in
             if state.head < state.queue.count {
-                var frames = [Self.take(&state)]
+                let first = Self.take(&state)
                 // Small frames queued one after the other (not whole responses, which join
                 // below) go in one write on a server's connection, up to `joinBytes`.
-                if !masksFrames, !frames[0].buffer.joinable, frames[0].buffer.count <= Self.joinBytes {
-                    var bytes = frames[0].buffer.count
-                    while state.head < state.queue.count, !state.queue[state.head].buffer.joinable,
-                        bytes + state.queue[state.head].buffer.count <= Self.joinBytes {
-                        bytes += state.queue[state.head].buffer.count
-                        frames.append(Self.take(&state))
-                    }
-                    return .frames(frames)
+                if !masksFrames, !first.buffer.joinable, first.buffer.count <= Self.joinBytes {
+                    return .frames(Self.take(after: first, &state, upTo: Self.joinBytes) { !$0.buffer.joinable })
                 }
                 // Whole responses queued one after the other go as one batch message.
-                if frames[0].binary, frames[0].buffer.joinable {
-                    var bytes = frames[0].buffer.count
-                    while state.head < state.queue.count, state.queue[state.head].binary, state.queue[state.head].buffer.joinable,
-                        bytes + state.queue[state.head].buffer.count <= Self.batchBytes {
-                        bytes += state.queue[state.head].buffer.count
-                        frames.append(Self.take(&state))
-                    }
+                if first.binary, first.buffer.joinable {
+                    return .frames(Self.take(after: first, &state, upTo: Self.batchBytes) { $0.binary && $0.buffer.joinable })
                 }
-                return .frames(frames)
+                return .frames([first])
             }
             if let close = state.close { return .close(close.code, close.reason) }
             state.writeScheduled = false
             return .nothing
         }
+    }
+
+    /// `first` and the frames at the queue's head after it, as long as each `joins` and their bytes
+    /// together stay within `limit`.
+    private static func take(
+        after first: OutboundFrame, _ state: inout Shared, upTo limit: Int, where joins: (OutboundFrame) -> Bool
+    ) -> [OutboundFrame] {
+        var frames = [first]
+        var bytes = first.buffer.count
+        while state.head < state.queue.count, joins(state.queue[state.head]), bytes + state.queue[state.head].buffer.count <= limit {
+            bytes += state.queue[state.head].buffer.count
+            frames.append(take(&state))
+        }
+        return frames
     }
 
     /// Takes the frame at the queue's head.
