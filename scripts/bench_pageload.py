@@ -216,7 +216,7 @@ class Bench:
             if trace_name:
                 events = self.devtools.stop_tracing()
                 if "error" not in result:
-                    result["trace"] = pageload_trace.summarize(events, page, result["startMs"], result["loadMs"])
+                    result["trace"] = pageload_trace.summarize(events, page, result["startMs"], result["loadMs"], result.get("documentMs"))
                     with open(pathlib.Path(self.args.trace) / f"{trace_name}.json", "w") as file:
                         json.dump({"page": page, "figures": result, "traceEvents": events}, file)
             if "error" in result:
@@ -317,6 +317,17 @@ def report(args, ways, results, load_before, load_after, started):
             column = lambda key, digits=1: spread([f[key] for f in figures if key in f], digits) if any(key in f for f in figures) else ""  # noqa: E731
             print(f"| {way.name} | {column('messages', 0)} | {column('cpu')} | {column('busy')} | {column('hello after open')} | "
                   f"{column('cpu open to hello')} |")
+        print("\nAfter the document (from its last byte to the last body read; busy: the main thread's wall time in"
+              " its tasks, CPU: its CPU time in them; median [min-max], ms):\n")
+        print("| way | after the document | main thread busy | main thread CPU | main thread idle |")
+        print("|---|---|---|---|---|")
+        for way in ways:
+            figures = [r["trace"] for r in results[way.name] if "after document" in r.get("trace", {})]
+            if not figures:
+                continue
+            column = lambda key: spread([f[key] for f in figures], 1)  # noqa: E731
+            print(f"| {way.name} | {column('after document')} | {column('busy after document')} | {column('cpu after document')} | "
+                  f"{spread([f['after document'] - f['busy after document'] for f in figures], 1)} |")
         print("\nThe bootstrap, from the same traces (ms after the navigation started, median [min-max]; \"socket after"
               " evaluated\" is the WebSocket's creation after the end of bridge.js's evaluation: negative when the"
               " bootstrap snippet opened it before):\n")

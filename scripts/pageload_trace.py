@@ -10,6 +10,9 @@ task. Times are ms after the page's navigation started, as the page's own `perfo
 What is counted, on the main thread of the renderer that committed the page:
 - messages: WebSocket data handed to the page (`WebSocketReceive`: one per message, or more when
   the network service hands a large message over in parts);
+- after the document: from the document's last byte (`responseEnd`) to the last body read, the
+  wall time, and the main thread's busy time and CPU in it: the part of the load the page's own
+  work decides, which no way can finish faster than its main thread's busy time;
 - busy: the wall time inside top-level tasks (`RunTask`) between the page's first `fetch()` call
   and its last body read; cpu: the thread's CPU time in those tasks (`tdur`), which a loaded
   machine does not inflate; the same from the WebSocket's handshake to the hello;
@@ -71,8 +74,9 @@ def cpu(spans, start, end):
     return sum(c for s, _, c in spans if start <= s <= end) / 1000
 
 
-def summarize(events, page_url, start_ms, load_ms):
-    """The figures of one load: `start_ms`/`load_ms` are the page's own (first fetch, last body)."""
+def summarize(events, page_url, start_ms, load_ms, document_ms=None):
+    """The figures of one load: `start_ms`/`load_ms` are the page's own (first fetch, last body),
+    `document_ms` the document's `responseEnd` (its last byte arrived)."""
     pid, tid, origin = page_thread(events, page_url)
     spans = tasks(events, pid, tid)
     at = lambda ms: origin + ms * 1000  # noqa: E731
@@ -86,6 +90,12 @@ def summarize(events, page_url, start_ms, load_ms):
         "busy": busy(spans, at(start_ms), at(load_ms)),
         "cpu": cpu(spans, at(start_ms), at(load_ms)),
     }
+    if document_ms is not None:
+        # After the document's last byte everything the page waits for is this page's own work or
+        # its requests: what the main thread spent then is a floor under any way's remaining time.
+        result["cpu after document"] = cpu(spans, at(document_ms), at(load_ms))
+        result["busy after document"] = busy(spans, at(document_ms), at(load_ms))
+        result["after document"] = load_ms - document_ms
     created = [event["ts"] for event in events if event.get("name") == "WebSocketCreate" and event["pid"] == pid]
     if created:
         result["socket created"] = ms(min(created))
