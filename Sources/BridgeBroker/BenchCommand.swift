@@ -24,6 +24,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("in-flight"), help: "Fetch requests in flight (repeatable; default 1 and 8).") var inFlight: [Int] = []
     @Flag(name: .customLong("no-metrics"), help: "Run the broker without /metrics and its counting, to measure what they cost.")
     var noMetrics = false
+    @Option(name: .customLong("idle-poll-us"), help: "The broker's --idle-poll-us (default: what `serve` uses).")
+    var idlePollMicroseconds = BrokerServerConfiguration().idlePollMicroseconds
 
     func validate() throws {
         for name in only where !["echo", "fetch", "cache"].contains(name) {
@@ -33,6 +35,9 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("unknown cache mode \(mode); use no-store or default")
         }
         if let side, !["direct", "broker"].contains(side) { throw ValidationError("--side is direct or broker") }
+        guard (0...BrokerServerConfiguration.maxIdlePollMicroseconds).contains(idlePollMicroseconds) else {
+            throw ValidationError("--idle-poll-us must be between 0 and \(BrokerServerConfiguration.maxIdlePollMicroseconds)")
+        }
         for count in inFlight where !(1...256).contains(count) {
             throw ValidationError("--in-flight must be between 1 and 256")
         }
@@ -44,12 +49,12 @@ struct BenchCommand: AsyncParsableCommand {
     // later section fails.
     func run() async throws {
         let cacheDirectory = NSTemporaryDirectory() + "bridge-bench-\(getpid())"
-        let server = try startBenchServer(cacheDirectory: cacheDirectory, metrics: !noMetrics)
+        let server = try startBenchServer(cacheDirectory: cacheDirectory, metrics: !noMetrics, idlePollMicroseconds: idlePollMicroseconds)
         let bare = BareEchoServer()
         try bare.start()
         let origin = try await LocalOrigin.start()
         StandardOutput.line("# bridge-broker bench\n")
-        StandardOutput.line("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians; metrics \(noMetrics ? "off" : "on").\n")
+        StandardOutput.line("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians; metrics \(noMetrics ? "off" : "on"); the broker's idle poll \(idlePollMicroseconds) µs\(idlePollMicroseconds == BrokerServerConfiguration.defaultIdlePollMicroseconds ? " (the default)" : " (not the default, \(BrokerServerConfiguration.defaultIdlePollMicroseconds) µs)").\n")
         if wants("echo") { try await echo(server: server, bare: bare) }
         if wants("fetch") { try await fetch(server: server, origin: origin) }
         if wants("cache") {

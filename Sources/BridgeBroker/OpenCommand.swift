@@ -39,6 +39,7 @@ struct OpenCommand: AsyncParsableCommand {
     var warmWith: String?
     @OptionGroup var upstream: UpstreamOptions
     @OptionGroup var storage: StorageOptions
+    @OptionGroup var service: ServiceOptions
     @Option(name: .customLong("web-root"), help: "Directory holding bridge-js/ (default: found from the working directory).")
     var webRoot: String?
     @Option(name: .customLong("max-message-bytes"), help: "Largest message a page may send.") var maxMessageBytes = 16 * 1024 * 1024
@@ -81,6 +82,7 @@ struct OpenCommand: AsyncParsableCommand {
         configuration.allowedOrigins = allowOrigins
         try upstream.apply(to: &configuration)
         storage.apply(to: &configuration)
+        service.apply(to: &configuration)
         configuration.webRoot = webRoot
         configuration.broker.maxMessageBytes = maxMessageBytes
         guard let root = webRoot ?? BrokerServerConfiguration.findWebRoot(),

@@ -22,6 +22,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Require this token (query ?token= or Authorization: Bearer).") var token: String?
     @OptionGroup var upstream: UpstreamOptions
     @OptionGroup var storage: StorageOptions
+    @OptionGroup var service: ServiceOptions
     @Option(name: .customLong("web-root"), help: "Directory holding bridge-js/ and examples/ (default: found from the working directory).")
     var webRoot: String?
     @Option(name: .customLong("shim-max-age"), help: "Seconds a browser may reuse /bridge.js without asking again (0: revalidate on every page load).")
@@ -64,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.token = token
         try upstream.apply(to: &configuration)
         storage.apply(to: &configuration)
+        service.apply(to: &configuration)
         configuration.webRoot = webRoot
         configuration.diagnosticEcho = diagnosticEcho
         configuration.shimMaxAge = shimMaxAge

@@ -91,6 +91,7 @@ public final class BrokerServer: Sendable {
         socket.webRoot = configuration.webRoot ?? BrokerServerConfiguration.findWebRoot()
         socket.diagnosticEcho = configuration.diagnosticEcho
         socket.shimMaxAge = configuration.shimMaxAge
+        socket.idlePollMicroseconds = min(max(0, configuration.idlePollMicroseconds), BrokerServerConfiguration.maxIdlePollMicroseconds)
         if let metrics {
             let cache = self.cache
             socket.metrics = { traffic in metrics.exposition(cache: cache, traffic: traffic) }
@@ -104,6 +105,10 @@ public final class BrokerServer: Sendable {
 
     /// The port the server listens on, once started.
     public var port: Int { webSocket.port }
+
+    /// The wakes of the WebSocket service thread since start: pipe writes, and wakes that found
+    /// it polling (`idlePollMicroseconds`), which cost no system call.
+    public var serviceWakes: (pipe: Int, doorbell: Int) { webSocket.serviceWakes }
 
     /// `ws://host:port/bridge`.
     public var bridgeURL: String { "ws://\(configuration.host):\(port)/bridge" }

@@ -54,6 +54,27 @@ public struct BrokerServerConfiguration: Sendable {
     /// before: `BRIDGE_BROKER_TASKS_ANY_LOOP=1` in the environment turns it off, to compare.
     public var tasksOnUpstreamLoops = ProcessInfo.processInfo.environment["BRIDGE_BROKER_TASKS_ANY_LOOP"] != "1"
 
+    /// Microseconds libwebsockets' service thread keeps polling after its last event before it
+    /// sleeps in `poll()` (`--idle-poll-us`, 0 to `maxIdlePollMicroseconds`; 0 = off): while it
+    /// polls, a response handed over by an event loop, or the client's next request, reaches it
+    /// without waking it (docs/BENCHMARKS.md, "Polling before blocking"). A broker with no
+    /// traffic sleeps after one budget: it burns no CPU. `BRIDGE_BROKER_IDLE_POLL_US` in the
+    /// environment sets the default, to compare builds' settings without flags.
+    public var idlePollMicroseconds = BrokerServerConfiguration.environmentIdlePoll ?? BrokerServerConfiguration.defaultIdlePollMicroseconds
+
+    /// The built-in `idlePollMicroseconds`.
+    public static let defaultIdlePollMicroseconds = 0
+    /// The largest `idlePollMicroseconds` accepted: polling is for the gaps inside a request's
+    /// round trip, not for waiting for traffic.
+    public static let maxIdlePollMicroseconds = 2000
+
+    static var environmentIdlePoll: Int? {
+        guard let text = ProcessInfo.processInfo.environment["BRIDGE_BROKER_IDLE_POLL_US"], let value = Int(text),
+            (0...maxIdlePollMicroseconds).contains(value)
+        else { return nil }
+        return value
+    }
+
     /// Creates the default configuration.
     public init() {}
 

@@ -6,7 +6,27 @@ import Synchronization
 /// The one thread that owns a libwebsockets context and makes every lws call on it.
 ///
 /// Other threads hand work over through `wake()`, which queues nothing itself: owners keep their
-/// own mutex-protected outboxes and drain them on `LWS_CALLBACK_EVENT_WAIT_CANCELLED`.
+/// own mutex-protected outboxes and drain them on `LWS_CALLBACK_EVENT_WAIT_CANCELLED`, or, while
+/// the loop polls (below), in the `drain` given to `start`.
+///
+/// **Bounded polling before blocking** (`idlePoll`, 0 = off). Waking a thread that sleeps in
+/// `poll()` costs a pipe write (`lws_cancel_service`) and, when its CPU has gone idle, the
+/// scheduler's wake-up of that CPU: on a VM whose idle vCPUs halt at once (no guest halt polling)
+/// an interrupt to another vCPU and a VM exit and entry, tens of microseconds
+/// (docs/BENCHMARKS.md, "Polling before blocking"). With a budget, the thread, after every event,
+/// keeps servicing without blocking (`lws_service(context, -1)`, a `poll()` with a zero timeout,
+/// and `sched_yield()` so a thread waiting for this CPU gets it first) for that many microseconds
+/// past the last event, then blocks as before. While it polls, `wake()` only rings a doorbell
+/// the loop reads between turns: no pipe write, no wake-up. An idle context blocks in `poll()`
+/// after at most one budget, so an idle broker burns no CPU.
+///
+/// The lost-wake-up protocol (a Dekker handshake, both sides sequentially consistent):
+/// `wake()` rings the doorbell, then reads `polling`; it writes the pipe only when the loop is
+/// not polling. The loop clears `polling`, then reads the doorbell one last time before it
+/// blocks. So either the waker sees `polling` false and writes the pipe (which a later `poll()`
+/// sees: the pipe is level-triggered), or the loop sees the doorbell and drains. Both may
+/// happen; then the drain finds nothing the second time. `ServiceLoopTests` fails (a post's
+/// reply never sent) without the last read.
 final class ServiceLoop: @unchecked Sendable {
     // Written once before the thread starts, then read-only.
     private(set) var context: OpaquePointer?
@@ -14,21 +34,40 @@ final class ServiceLoop: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     // pthread_self() of the service thread, 0 until it runs: read on every send, so no lock.
     private let threadID = Atomic<UInt>(0)
+    /// The service thread's kernel id, 0 until it runs (`/proc/self/task/ID`: tests read its CPU time).
+    let kernelThreadID = Atomic<Int32>(0)
     // Guards the context against a wake() racing its destruction.
     private let alive = Mutex(false)
     private let name: String
+    /// Nanoseconds the loop keeps polling after its last event; 0 blocks at once.
+    let idlePollNanoseconds: UInt64
+    // True while the loop polls without blocking: a wake() then rings only the doorbell.
+    private let polling = Atomic<Bool>(false)
+    // Rung by wake() while the loop polls; the loop drains when it finds it rung.
+    private let doorbell = Atomic<Bool>(false)
+    // Service thread: an event was handled during the current turn (`noteEvent`).
+    private var sawEvent = false
+    private let pipeWakes = Atomic<Int>(0)
+    private let doorbellWakes = Atomic<Int>(0)
+    private let contendedSpells = Atomic<Int>(0)
 
-    init(name: String) {
+    /// A loop that blocks at once when idle, or, with `idlePoll` > 0, polls that long after its
+    /// last event first.
+    init(name: String, idlePoll: Duration = .zero) {
         self.name = name
+        let (seconds, attoseconds) = idlePoll.components
+        idlePollNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
         ServiceLoop.quietLibrary()
     }
 
-    /// Starts servicing `context` on a new thread; `onStop` runs on that thread before the
-    /// context is destroyed.
-    func start(context: OpaquePointer, onStop: @escaping @Sendable () -> Void = {}) {
+    /// Starts servicing `context` on a new thread; `drain` runs on that thread when a wake()
+    /// came while the loop polled (what `LWS_CALLBACK_EVENT_WAIT_CANCELLED` does otherwise);
+    /// `onStop` runs on that thread before the context is destroyed.
+    func start(context: OpaquePointer, drain: @escaping () -> Void = {}, onStop: @escaping @Sendable () -> Void = {}) {
         self.context = context
         alive.locked { $0 = true }
         nonisolated(unsafe) let context = context
+        nonisolated(unsafe) let drain = drain
         let started = DispatchSemaphore(value: 0)
         let name = name
         let thread = Thread { [self] in
@@ -37,9 +76,14 @@ final class ServiceLoop: @unchecked Sendable {
             // mix it up with that loop.
             bridge_name_thread(name)
             threadID.store(UInt(pthread_self()), ordering: .releasing)
+            kernelThreadID.store(bridge_gettid(), ordering: .releasing)
             started.signal()
-            while !stopRequested.load(ordering: .acquiring) {
-                if lws_service(context, 0) < 0 { break }
+            if idlePollNanoseconds == 0 {
+                while !stopRequested.load(ordering: .acquiring) {
+                    if lws_service(context, 0) < 0 { break }
+                }
+            } else {
+                runPolling(context, drain: drain)
             }
             onStop()
             alive.locked { value in
@@ -54,6 +98,65 @@ final class ServiceLoop: @unchecked Sendable {
         started.wait()
     }
 
+    /// A turn of polling that found nothing to do but took longer than this (the thread was
+    /// preempted, or its yield ran another thread that long) means the CPU is wanted by other
+    /// work: polling would only delay it, and this thread, runnable but not running, would see a
+    /// doorbell late. The loop then blocks and starts no polling spell for `contendedBackoff`.
+    static let contendedTurnNanoseconds: UInt64 = 300_000
+    static let contendedBackoffNanoseconds: UInt64 = 50_000_000
+
+    /// The service loop with a polling budget (see the type's comment).
+    private func runPolling(_ context: OpaquePointer, drain: () -> Void) {
+        var pollUntil: UInt64 = 0
+        var quietUntil: UInt64 = 0
+        while !stopRequested.load(ordering: .acquiring) {
+            let start = bridge_monotonic_ns()
+            if start < pollUntil {
+                polling.store(true, ordering: .sequentiallyConsistent)
+                sawEvent = false
+                if doorbell.exchange(false, ordering: .sequentiallyConsistent) {
+                    drain()
+                    sawEvent = true
+                }
+                if lws_service(context, -1) < 0 { break }
+                if sawEvent {
+                    pollUntil = bridge_monotonic_ns() &+ idlePollNanoseconds
+                    continue
+                }
+                // Another thread waiting for this CPU (the origin, a client, an event loop) runs
+                // first: a poll must not delay the work it waits for.
+                sched_yield()
+                let end = bridge_monotonic_ns()
+                if end &- start > Self.contendedTurnNanoseconds {
+                    pollUntil = 0
+                    quietUntil = end &+ Self.contendedBackoffNanoseconds
+                    contendedSpells.add(1, ordering: .relaxed)
+                }
+                continue
+            }
+            // About to block: stop taking doorbells, then read it one last time.
+            polling.store(false, ordering: .sequentiallyConsistent)
+            if doorbell.exchange(false, ordering: .sequentiallyConsistent) {
+                drain()
+                if start >= quietUntil { pollUntil = bridge_monotonic_ns() &+ idlePollNanoseconds }
+                continue
+            }
+            sawEvent = false
+            if lws_service(context, 0) < 0 { break }
+            // Woken: by traffic, a wake() or a timer of lws's. Only the first two start a polling
+            // spell, and none while the CPU was found contended.
+            if sawEvent {
+                let now = bridge_monotonic_ns()
+                if now >= quietUntil { pollUntil = now &+ idlePollNanoseconds }
+            }
+        }
+        polling.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Service thread: the owner's callback handled traffic or a wake-up (not a timer), which
+    /// starts or extends a polling spell.
+    func noteEvent() { sawEvent = true }
+
     /// Whether the caller is the service thread.
     var isServiceThread: Bool {
         threadID.load(ordering: .acquiring) == UInt(pthread_self())
@@ -61,10 +164,28 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Makes the service thread return from its wait and drain outboxes.
     func wake() {
+        if idlePollNanoseconds > 0 {
+            doorbell.store(true, ordering: .sequentiallyConsistent)
+            // Polling: it reads the doorbell before its next turn, or once more before it blocks.
+            if polling.load(ordering: .sequentiallyConsistent) {
+                doorbellWakes.add(1, ordering: .relaxed)
+                return
+            }
+        }
+        pipeWakes.add(1, ordering: .relaxed)
         alive.locked { alive in
             if alive, let context { lws_cancel_service(context) }
         }
     }
+
+    /// The wake() calls that wrote lws's pipe, and those that only rang the doorbell of a
+    /// polling loop, since start.
+    var wakeCounts: (pipe: Int, doorbell: Int) {
+        (pipeWakes.load(ordering: .relaxed), doorbellWakes.load(ordering: .relaxed))
+    }
+
+    /// Polling spells ended early because the CPU was wanted by other work.
+    var contendedSpellCount: Int { contendedSpells.load(ordering: .relaxed) }
 
     /// Asks the loop to end after its current turn.
     func requestStop() {

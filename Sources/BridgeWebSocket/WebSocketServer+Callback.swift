@@ -14,16 +14,20 @@ extension WebSocketServer {
     func handle(wsi: OpaquePointer, reason: lws_callback_reasons, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            loop.noteEvent()
             drainPending()
             return 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return filterHandshake(wsi)
         case LWS_CALLBACK_ESTABLISHED:
+            loop.noteEvent()
             return established(wsi, user: user)
         case LWS_CALLBACK_RECEIVE:
+            loop.noteEvent()
             guard let session = session(for: user) else { return -1 }
             return receive(session, wsi: wsi, input: input, length: length)
         case LWS_CALLBACK_SERVER_WRITEABLE:
+            loop.noteEvent()
             guard let session = session(for: user) else { return -1 }
             return session.writable()
         case LWS_CALLBACK_CLOSED:
@@ -35,6 +39,7 @@ extension WebSocketServer {
             }
             return 0
         case LWS_CALLBACK_HTTP:
+            loop.noteEvent()
             return serveHTTP(wsi, input: input, length: length)
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, length)

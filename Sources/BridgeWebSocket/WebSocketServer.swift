@@ -26,6 +26,10 @@ public struct WebSocketServerConfiguration: Sendable {
     /// The Prometheus text `GET /metrics` answers (token-protected like the WebSocket), given the
     /// server's traffic; nil serves no `/metrics`. Called on the service thread: it must not wait.
     public var metrics: (@Sendable (ServerTraffic) -> [UInt8])?
+    /// Microseconds the service thread keeps polling (servicing without sleeping in `poll()`)
+    /// after its last event before it blocks; 0 blocks at once. While it polls, the frames other
+    /// threads queue reach it without a wake-up (`ServiceLoop`).
+    public var idlePollMicroseconds = 0
 
     /// Creates the default configuration.
     public init() {}
@@ -47,7 +51,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     /// The configuration it was started with.
     public let configuration: WebSocketServerConfiguration
     let logger: Logger
-    let loop = ServiceLoop(name: "bridge-websocket")
+    let loop: ServiceLoop
     /// Connections and bytes since start, counted on the service thread.
     let trafficCounters = TrafficCounters()
     let files: StaticFiles?
@@ -68,6 +72,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         self.broker = broker
         self.configuration = configuration
         self.logger = logger
+        self.loop = ServiceLoop(name: "bridge-websocket", idlePoll: .microseconds(max(0, configuration.idlePollMicroseconds)))
         self.files = configuration.webRoot.map { StaticFiles(root: $0, shimMaxAge: configuration.shimMaxAge) }
         self.policy = HandshakePolicy(host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
     }
@@ -110,7 +115,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         let bound = vhost.map { Int(lws_get_vhost_listen_port($0)) } ?? configuration.port
         portValue.store(bound, ordering: .relaxed)
         policy = HandshakePolicy(host: configuration.host, port: bound, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
-        loop.start(context: context) { [self] in
+        loop.start(context: context, drain: { [self] in drainPending() }) { [self] in
             for session in sessions.values { session.closed() }
             sessions = [:]
         }
@@ -139,6 +144,9 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
 
     private let openSessions = Atomic<Int>(0)
     var openSessionCount: Int { openSessions.load(ordering: .relaxed) }
+
+    /// The wakes of the service thread since start: pipe writes, and wakes that found it polling.
+    public var serviceWakes: (pipe: Int, doorbell: Int) { loop.wakeCounts }
 
     func sessionOpened() { openSessions.add(1, ordering: .relaxed) }
     func sessionClosed() { openSessions.subtract(1, ordering: .relaxed) }

@@ -17,6 +17,19 @@ static inline void bridge_name_thread(const char *name) { prctl(PR_SET_NAME, nam
 static inline void bridge_name_thread(const char *name) { (void)name; }
 #endif
 
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+/// The calling thread's kernel id (for /proc/self/task/ID), which Swift cannot get: syscall is variadic.
+static inline int bridge_gettid(void) { return (int)syscall(SYS_gettid); }
+
+/// CLOCK_MONOTONIC in nanoseconds (the vDSO: no system call), for the service loop's polling budget.
+static inline uint64_t bridge_monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 static inline uint64_t bridge_lws_option_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
 static inline uint64_t bridge_lws_option_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
 
