@@ -91,6 +91,7 @@ public final class BrokerServer: Sendable {
         socket.webRoot = configuration.webRoot ?? BrokerServerConfiguration.findWebRoot()
         socket.diagnosticEcho = configuration.diagnosticEcho
         socket.shimMaxAge = configuration.shimMaxAge
+        socket.idlePollNeedsSpareCPU = configuration.idlePollNeedsSpareCPU
         socket.idlePollMicroseconds = min(max(0, configuration.idlePollMicroseconds), BrokerServerConfiguration.maxIdlePollMicroseconds)
         if let metrics {
             let cache = self.cache

@@ -62,6 +62,9 @@ public struct BrokerServerConfiguration: Sendable {
     /// environment sets the default, to compare builds' settings without flags.
     public var idlePollMicroseconds = BrokerServerConfiguration.environmentIdlePoll ?? BrokerServerConfiguration.defaultIdlePollMicroseconds
 
+    /// Poll only while the machine has a CPU to spare; tests of the hand-over turn it off.
+    var idlePollNeedsSpareCPU = true
+
     /// The built-in `idlePollMicroseconds`.
     public static let defaultIdlePollMicroseconds = 0
     /// The largest `idlePollMicroseconds` accepted: polling is for the gaps inside a request's

@@ -18,7 +18,12 @@ import Synchronization
 /// and `sched_yield()` so a thread waiting for this CPU gets it first) for that many microseconds
 /// past the last event, then blocks as before. While it polls, `wake()` only rings a doorbell
 /// the loop reads between turns: no pipe write, no wake-up. An idle context blocks in `poll()`
-/// after at most one budget, so an idle broker burns no CPU.
+/// after at most one budget, so an idle broker burns no CPU. It polls only while the machine has
+/// a CPU to spare (`SpareCPU`: no more runnable tasks than CPUs), and a turn that shows the CPU
+/// is wanted (`contendedTurnNanoseconds`) stops polling for a while: on a busy machine a poll
+/// takes a CPU from the threads the request waits for, and the wake-ups it would save are cheap
+/// there (no CPU is idle). Polling the upstream event loops too was tried and not kept
+/// (docs/BENCHMARKS.md).
 ///
 /// The lost-wake-up protocol (a Dekker handshake, both sides sequentially consistent):
 /// `wake()` rings the doorbell, then reads `polling`; it writes the pipe only when the loop is
@@ -51,10 +56,15 @@ final class ServiceLoop: @unchecked Sendable {
     private let doorbellWakes = Atomic<Int>(0)
     private let contendedSpells = Atomic<Int>(0)
 
+    /// Whether polling waits for a spare CPU (`SpareCPU`); tests of the hand-over turn it off,
+    /// so that the loop polls on a busy machine too.
+    let pollsOnlyWithSpareCPU: Bool
+
     /// A loop that blocks at once when idle, or, with `idlePoll` > 0, polls that long after its
     /// last event first.
-    init(name: String, idlePoll: Duration = .zero) {
+    init(name: String, idlePoll: Duration = .zero, pollsOnlyWithSpareCPU: Bool = true) {
         self.name = name
+        self.pollsOnlyWithSpareCPU = pollsOnlyWithSpareCPU
         let (seconds, attoseconds) = idlePoll.components
         idlePollNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
         ServiceLoop.quietLibrary()
@@ -104,14 +114,18 @@ final class ServiceLoop: @unchecked Sendable {
     /// doorbell late. The loop then blocks and starts no polling spell for `contendedBackoff`.
     static let contendedTurnNanoseconds: UInt64 = 300_000
     static let contendedBackoffNanoseconds: UInt64 = 50_000_000
+    /// How often a polling loop looks at the machine's runnable tasks (`spareCPU`).
+    static let loadSampleNanoseconds: UInt64 = 2_000_000
 
     /// The service loop with a polling budget (see the type's comment).
     private func runPolling(_ context: OpaquePointer, drain: () -> Void) {
         var pollUntil: UInt64 = 0
         var quietUntil: UInt64 = 0
+        var spare = SpareCPU(enabled: pollsOnlyWithSpareCPU)
+        defer { spare.finish() }
         while !stopRequested.load(ordering: .acquiring) {
             let start = bridge_monotonic_ns()
-            if start < pollUntil {
+            if start < pollUntil, spare.available(at: start) {
                 polling.store(true, ordering: .sequentiallyConsistent)
                 sawEvent = false
                 if doorbell.exchange(false, ordering: .sequentiallyConsistent) {
@@ -151,6 +165,43 @@ final class ServiceLoop: @unchecked Sendable {
             }
         }
         polling.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Whether the machine has a CPU to spare for polling: at most as many runnable tasks as
+    /// CPUs, this thread included (`/proc/loadavg`, looked at every `loadSampleNanoseconds`).
+    /// When every CPU has work (the broker's own threads under load, or other processes), a
+    /// poll only takes a CPU from a thread that needs it, and the wake-ups it saves are cheap
+    /// anyway: the CPUs are not idle. Where /proc/loadavg cannot be read, it always has.
+    struct SpareCPU {
+        private let fd: Int32
+        private let cpus = Int32(ProcessInfo.processInfo.activeProcessorCount)
+        private var nextSample: UInt64 = 0
+        private var spare = true
+
+        init(enabled: Bool = true) {
+            fd = enabled ? open("/proc/loadavg", O_RDONLY) : -1
+        }
+
+        /// The machine's runnable tasks now, the caller included; nil where /proc/loadavg cannot be read.
+        static func runnableTasks() -> Int? {
+            let fd = open("/proc/loadavg", O_RDONLY)
+            guard fd >= 0 else { return nil }
+            defer { _ = close(fd) }
+            let count = bridge_runnable_tasks(fd)
+            return count < 0 ? nil : Int(count)
+        }
+
+        mutating func available(at now: UInt64) -> Bool {
+            guard fd >= 0 else { return true }
+            if now >= nextSample {
+                let runnable = bridge_runnable_tasks(fd)
+                spare = runnable < 0 || runnable <= cpus
+                nextSample = now &+ ServiceLoop.loadSampleNanoseconds
+            }
+            return spare
+        }
+
+        func finish() { if fd >= 0 { _ = close(fd) } }
     }
 
     /// Service thread: the owner's callback handled traffic or a wake-up (not a timer), which

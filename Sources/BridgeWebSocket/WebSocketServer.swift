@@ -30,6 +30,8 @@ public struct WebSocketServerConfiguration: Sendable {
     /// after its last event before it blocks; 0 blocks at once. While it polls, the frames other
     /// threads queue reach it without a wake-up (`ServiceLoop`).
     public var idlePollMicroseconds = 0
+    /// Poll only while the machine has a CPU to spare (`ServiceLoop.SpareCPU`); tests turn it off.
+    package var idlePollNeedsSpareCPU = true
 
     /// Creates the default configuration.
     public init() {}
@@ -72,7 +74,9 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         self.broker = broker
         self.configuration = configuration
         self.logger = logger
-        self.loop = ServiceLoop(name: "bridge-websocket", idlePoll: .microseconds(max(0, configuration.idlePollMicroseconds)))
+        self.loop = ServiceLoop(
+            name: "bridge-websocket", idlePoll: .microseconds(max(0, configuration.idlePollMicroseconds)),
+            pollsOnlyWithSpareCPU: configuration.idlePollNeedsSpareCPU)
         self.files = configuration.webRoot.map { StaticFiles(root: $0, shimMaxAge: configuration.shimMaxAge) }
         self.policy = HandshakePolicy(host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
     }

@@ -20,6 +20,22 @@ static inline void bridge_name_thread(const char *name) { (void)name; }
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+/// The number of runnable tasks on the machine right now (the fourth field of /proc/loadavg,
+/// "R/T", read again from `fd`, an open /proc/loadavg), the caller included; -1 if unreadable.
+static inline int bridge_runnable_tasks(int fd) {
+    char text[128];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    if (n <= 0) return -1;
+    text[n] = 0;
+    const char *p = text;
+    for (int field = 0; field < 3; field++) {
+        p = strchr(p, ' ');
+        if (!p) return -1;
+        p++;
+    }
+    return atoi(p);
+}
+
 /// The calling thread's kernel id (for /proc/self/task/ID), which Swift cannot get: syscall is variadic.
 static inline int bridge_gettid(void) { return (int)syscall(SYS_gettid); }
 
