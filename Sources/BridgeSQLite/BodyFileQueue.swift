@@ -55,6 +55,11 @@ final class BodyFileQueue: Sendable {
         }
     }
 
+    /// Runs `work` on the queue after everything queued before it, without waiting.
+    func enqueue(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
     /// Bytes waiting to be written now (for tests).
     var queuedBytes: Int { state.locked { $0.queued } }
 

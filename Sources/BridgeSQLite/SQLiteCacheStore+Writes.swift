@@ -24,13 +24,24 @@ extension SQLiteCacheStore {
     /// `inline` holds a small body.
     func insert(_ entry: CachedResponse, inline: [UInt8]?, file: String?, size: Int, checksum: Int64? = nil) async -> Bool {
         guard let writer else { return false }
+        return await withCheckedContinuation { continuation in
+            writer.enqueue { connection in
+                continuation.resume(returning: self.insert(entry, inline: inline, file: file, size: size, checksum: checksum, on: connection))
+            }
+        }
+    }
+
+    /// `insert` on the writer's queue, with everything that follows the transaction (the memory
+    /// tier, the index, the totals, and unlinking the replaced and evicted entries' files), so
+    /// none of it runs on a thread that delivers responses.
+    func insert(_ entry: CachedResponse, inline: [UInt8]?, file: String?, size: Int, checksum: Int64?, on connection: SerialConnection) -> Bool {
         let capacity = configuration.diskCapacity
         let access = health.locked { health in
             defer { health.nextAccess += 1 }
             return health.nextAccess
         }
         do {
-            let outcome = try await writer.run { connection in
+            let outcome = try {
                 try connection.transaction { () throws -> (removed: [(Int64, String?)], evicted: Int, entries: Int, bytes: Int, id: Int64, listed: [CachedResponse]) in
                     let existing = try connection.query(
                         "SELECT id, vary, file FROM cache_entries WHERE url = ?", [.text(entry.url)]
@@ -74,7 +85,7 @@ extension SQLiteCacheStore {
                     let listed = try Self.entries(of: entry.url, in: connection)
                     return (removed, evicted, totals.entries, totals.bytes, id, listed)
                 }
-            }
+            }()
             forget(outcome.removed)
             // The first request after a store (a preloaded page's resources) is served from memory
             // at once, like every later one: the body goes to the memory tier and the URL's new

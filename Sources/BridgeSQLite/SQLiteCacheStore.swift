@@ -66,6 +66,15 @@ public final class SQLiteCacheStore: CacheStore {
     let openedAt = Date()
     /// Where body files are written, off the delivery path.
     let files: BodyFileQueue
+    /// Connections for reads on the calling thread (lookups and body locations), no hop.
+    let reads: ReadConnections
+    /// Names body files: unique to this store (a random prefix) and cheap (no UUID, which
+    /// Foundation makes from three system calls on `/dev/urandom` on Linux).
+    let fileNames: BodyFileNames
+
+    /// The most connections reading on callers' threads at once (more readers use the reader's
+    /// queue): one per event loop of a small machine, and some to spare.
+    static let readConnections = 8
 
     /// How long writes stay off after the disk was found full.
     static let fullDiskRetry: TimeInterval = 60
@@ -77,6 +86,8 @@ public final class SQLiteCacheStore: CacheStore {
         self.log = log
         self.bodiesPath = configuration.directory + "/" + BrokerDatabase.bodiesDirectory
         files = BodyFileQueue(limit: configuration.pendingFileBytes)
+        reads = ReadConnections(path: configuration.directory + "/" + BrokerDatabase.fileName, limit: Self.readConnections)
+        fileNames = BodyFileNames()
         memory = Mutex(LRUCache(capacity: configuration.memoryCapacity))
         var opened: (SerialConnection, SerialConnection, Int, Int, Int64)?
         do {
@@ -119,7 +130,7 @@ public final class SQLiteCacheStore: CacheStore {
         let (indexed, generation) = indexedEntries(for: key)
         if let indexed { return indexed }
         do {
-            let entries = try await reader.run { connection in try Self.entries(of: key, in: connection) }
+            let entries = try await read(reader) { connection in try Self.entries(of: key, in: connection) }
             rememberEntries(entries, for: key, generation: generation)
             return entries
         } catch {
@@ -134,6 +145,13 @@ public final class SQLiteCacheStore: CacheStore {
             "SELECT id, url, vary, status, headers, request_time, response_time, status_text FROM cache_entries WHERE url = ?",
             [.text(key)], row: Self.decodeEntry
         ).compactMap { $0 }
+    }
+
+    /// Runs a read on the calling thread with a pooled connection, or on the reader's queue when
+    /// none is free: an indexed query takes microseconds, the hop two thread wakes.
+    func read<T: Sendable>(_ reader: SerialConnection, _ body: @escaping @Sendable (SerialConnection) throws -> T) async throws -> T {
+        if let result = try reads.withConnection(body) { return result }
+        return try await reader.run(body)
     }
 
     static func decodeEntry(_ row: SQLiteStatement) -> CachedResponse? {
@@ -153,7 +171,7 @@ public final class SQLiteCacheStore: CacheStore {
         }
         let located: (size: Int, file: String?, checksum: Int64?, blob: [UInt8]?)?
         do {
-            located = try await reader.run { connection in
+            located = try await read(reader) { connection in
                 guard let row = try connection.query("SELECT size, file, checksum FROM cache_entries WHERE id = ?", [.integer(id)], row: {
                     (Int($0.int(at: 0)), $0.string(at: 1), $0.isNull(at: 2) ? nil : $0.int(at: 2))
                 }).first else { return nil }

@@ -72,7 +72,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
                 return .buffered
             }
             state.toFile = true
-            let name = state.fileName ?? UUID().uuidString.lowercased()
+            let name = state.fileName ?? store.fileNames.next()
             state.fileName = name
             defer { state.buffer = [] }
             return .file(name: name, first: state.buffer)
@@ -132,27 +132,36 @@ final class SQLiteEntryWriter: CacheEntryWriter {
             return (state.buffer, nil, state.size)
         }
         guard let taken else { return false }
-        var checksum: Int64?
         if let name = taken.file {
             // Not fsynced, as browsers' disk caches do not: the row keeps the file's length and
             // checksum, and a file that does not match them when read (the machine went down
             // before the kernel wrote it all) is a miss that deletes the entry. A process killed
             // mid-write loses nothing the kernel has. Queued after the last chunk, so every
             // chunk is written (or failed) by then.
-            let written: Int64? = await store.files.run {
-                self.file.locked { file in
-                    defer { file.descriptor = -1 }
-                    let closed = file.descriptor >= 0 && close(file.descriptor) == 0
-                    return file.failure == nil && closed ? file.checksum.stored : nil
+            //
+            // One hop: the file queue closes the file and hands the insert straight to the
+            // writer's queue, which resumes the commit (not back to the caller's thread between).
+            guard let writer = store.writer else { return false }  // Never: makeWriter needs one.
+            let (store, entry, size) = (self.store, self.entry, taken.size)
+            return await withCheckedContinuation { continuation in
+                store.files.enqueue {
+                    let written: Int64? = self.file.locked { file in
+                        defer { file.descriptor = -1 }
+                        let closed = file.descriptor >= 0 && close(file.descriptor) == 0
+                        return file.failure == nil && closed ? file.checksum.stored : nil
+                    }
+                    guard let written else {
+                        try? FileManager.default.removeItem(atPath: store.bodiesPath + "/" + name)
+                        continuation.resume(returning: false)
+                        return
+                    }
+                    writer.enqueue { connection in
+                        continuation.resume(returning: store.insert(entry, inline: nil, file: name, size: size, checksum: written, on: connection))
+                    }
                 }
             }
-            guard let written else {
-                try? FileManager.default.removeItem(atPath: store.bodiesPath + "/" + name)
-                return false
-            }
-            checksum = written
         }
-        return await store.insert(entry, inline: taken.inline, file: taken.file, size: taken.size, checksum: checksum)
+        return await store.insert(entry, inline: taken.inline, file: nil, size: taken.size)
     }
 
     func discard() async {

@@ -3,7 +3,9 @@ import Dispatch
 /// One SQLite connection with its one serial owner: a dedicated dispatch queue.
 ///
 /// Every use of the connection (and of the statements it caches) happens on `queue`, so the
-/// connection is never touched by two threads at once. Statements are cached by SQL text and
+/// connection is never touched by two threads at once; the pooled connections of
+/// `ReadConnections` are used on their callers' threads instead, one at a time, never through
+/// their queue. Statements are cached by SQL text and
 /// reset after each use so that none keeps a read snapshot open in WAL mode.
 final class SerialConnection: @unchecked Sendable {
     private let connection: SQLiteConnection

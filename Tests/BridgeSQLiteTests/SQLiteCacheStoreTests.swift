@@ -259,6 +259,34 @@ struct SQLiteCacheStoreTests {
         #expect(try await read(cache, "https://a.test/kept") == pattern(1000))
     }
 
+    @Test func lookupsReadOnTheCallersThreadAndSeeAnotherWritersCommits() async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        // Another writer of the same database file (as another process would be).
+        let other = SQLiteCacheStore(configuration: configuration(directory))
+        #expect(await store(other, entry("https://a.test/other"), pattern(300_000, seed: 3)))
+        // Never looked up by `cache` before, so not in its index: read through a pooled connection.
+        #expect(try await read(cache, "https://a.test/other") == pattern(300_000, seed: 3))
+        #expect(cache.reads.openedCount >= 1)
+        // Many lookups at once: more than the pool holds; every one answered right, the extra
+        // ones through the reader's queue, and never more connections than the limit.
+        for index in 0..<40 { #expect(await store(other, entry("https://a.test/\(index)"), pattern(10, seed: index))) }
+        let found = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<40 {
+                group.addTask { (try? await read(cache, "https://a.test/\(index)")) == pattern(10, seed: index) }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(found == 40)
+        #expect(cache.reads.openedCount <= SQLiteCacheStore.readConnections)
+    }
+
+    @Test func bodyFileNamesAreUniqueAndDifferBetweenStores() {
+        let first = BodyFileNames(), second = BodyFileNames()
+        let names = (0..<1000).map { _ in first.next() } + (0..<1000).map { _ in second.next() }
+        #expect(Set(names).count == 2000)
+    }
+
     @Test func bodyFilesNoEntryReferencesAreSweptAtStart() async throws {
         let directory = TemporaryDirectory()
         _ = SQLiteCacheStore(configuration: configuration(directory))
