@@ -68,9 +68,6 @@ public final class SQLiteCacheStore: CacheStore {
     let files: BodyFileQueue
     /// Connections for reads on the calling thread (lookups and body locations), no hop.
     let reads: ReadConnections
-    /// Names body files: unique to this store (a random prefix) and cheap (no UUID, which
-    /// Foundation makes from three system calls on `/dev/urandom` on Linux).
-    let fileNames: BodyFileNames
 
     /// The most connections reading on callers' threads at once (more readers use the reader's
     /// queue): one per event loop of a small machine, and some to spare.
@@ -87,7 +84,6 @@ public final class SQLiteCacheStore: CacheStore {
         self.bodiesPath = configuration.directory + "/" + BrokerDatabase.bodiesDirectory
         files = BodyFileQueue(limit: configuration.pendingFileBytes)
         reads = ReadConnections(path: configuration.directory + "/" + BrokerDatabase.fileName, limit: Self.readConnections)
-        fileNames = BodyFileNames()
         memory = Mutex(LRUCache(capacity: configuration.memoryCapacity))
         var opened: (SerialConnection, SerialConnection, Int, Int, Int64)?
         do {

@@ -72,7 +72,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
                 return .buffered
             }
             state.toFile = true
-            let name = state.fileName ?? store.fileNames.next()
+            let name = state.fileName ?? BodyFileNames.shared.next()
             state.fileName = name
             defer { state.buffer = [] }
             return .file(name: name, first: state.buffer)
