@@ -55,9 +55,9 @@ public struct BrokerServerConfiguration: Sendable {
     public var tasksOnUpstreamLoops = ProcessInfo.processInfo.environment["BRIDGE_BROKER_TASKS_ANY_LOOP"] != "1"
 
     /// Microseconds libwebsockets' service thread keeps polling after its last event before it
-    /// sleeps in `poll()` (`--idle-poll-us`, 0 to `maxIdlePollMicroseconds`; 0 = off), while a
-    /// post waits for another thread (a fetch's upstream response) and the machine has a CPU to
-    /// spare: a response handed over by an event loop then reaches it without waking it (docs/BENCHMARKS.md, "Polling before blocking"). A broker with no
+    /// sleeps in `poll()` (`--idle-poll-us`, 0 to `maxIdlePollMicroseconds`; 0 = off): while it
+    /// polls, a response handed over by an event loop, or the client's next request, reaches it
+    /// without waking it (docs/BENCHMARKS.md, "Polling before blocking"). A broker with no
     /// traffic sleeps after one budget: it burns no CPU. `BRIDGE_BROKER_IDLE_POLL_US` in the
     /// environment sets the default, to compare builds' settings without flags.
     public var idlePollMicroseconds = BrokerServerConfiguration.environmentIdlePoll ?? BrokerServerConfiguration.defaultIdlePollMicroseconds

@@ -13,10 +13,8 @@ import Synchronization
 /// `poll()` costs a pipe write (`lws_cancel_service`) and, when its CPU has gone idle, the
 /// scheduler's wake-up of that CPU: on a VM whose idle vCPUs halt at once (no guest halt polling)
 /// an interrupt to another vCPU and a VM exit and entry, tens of microseconds
-/// (docs/BENCHMARKS.md, "Polling before blocking"). With a budget, the thread, after every event
-/// and while its owner has work in flight on other threads (`worthPolling`: a post waiting for an
-/// upstream response, not an echo or a fresh cache hit answered on this thread), keeps servicing
-/// without blocking (`lws_service(context, -1)`, a `poll()` with a zero timeout,
+/// (docs/BENCHMARKS.md, "Polling before blocking"). With a budget, the thread, after every event,
+/// keeps servicing without blocking (`lws_service(context, -1)`, a `poll()` with a zero timeout,
 /// and `sched_yield()` so a thread waiting for this CPU gets it first) for that many microseconds
 /// past the last event, then blocks as before. While it polls, `wake()` only rings a doorbell
 /// the loop reads between turns: no pipe write, no wake-up. An idle context blocks in `poll()`
@@ -57,7 +55,6 @@ final class ServiceLoop: @unchecked Sendable {
     private let pipeWakes = Atomic<Int>(0)
     private let doorbellWakes = Atomic<Int>(0)
     private let contendedSpells = Atomic<Int>(0)
-    private let spells = Atomic<Int>(0)
 
     /// Whether polling waits for a spare CPU (`SpareCPU`); tests of the hand-over turn it off,
     /// so that the loop polls on a busy machine too.
@@ -76,17 +73,11 @@ final class ServiceLoop: @unchecked Sendable {
     /// Starts servicing `context` on a new thread; `drain` runs on that thread when a wake()
     /// came while the loop polled (what `LWS_CALLBACK_EVENT_WAIT_CANCELLED` does otherwise);
     /// `onStop` runs on that thread before the context is destroyed.
-    /// `worthPolling` says whether a polling spell may start or go on (the broker has work in
-    /// flight on other threads); it is read on the service thread every polling turn.
-    func start(
-        context: OpaquePointer, drain: @escaping () -> Void = {}, worthPolling: @escaping () -> Bool = { true },
-        onStop: @escaping @Sendable () -> Void = {}
-    ) {
+    func start(context: OpaquePointer, drain: @escaping () -> Void = {}, onStop: @escaping @Sendable () -> Void = {}) {
         self.context = context
         alive.locked { $0 = true }
         nonisolated(unsafe) let context = context
         nonisolated(unsafe) let drain = drain
-        nonisolated(unsafe) let worthPolling = worthPolling
         let started = DispatchSemaphore(value: 0)
         let name = name
         let thread = Thread { [self] in
@@ -102,7 +93,7 @@ final class ServiceLoop: @unchecked Sendable {
                     if lws_service(context, 0) < 0 { break }
                 }
             } else {
-                runPolling(context, drain: drain, worthPolling: worthPolling)
+                runPolling(context, drain: drain)
             }
             onStop()
             alive.locked { value in
@@ -127,15 +118,14 @@ final class ServiceLoop: @unchecked Sendable {
     static let loadSampleNanoseconds: UInt64 = 2_000_000
 
     /// The service loop with a polling budget (see the type's comment).
-    private func runPolling(_ context: OpaquePointer, drain: () -> Void, worthPolling: () -> Bool) {
+    private func runPolling(_ context: OpaquePointer, drain: () -> Void) {
         var pollUntil: UInt64 = 0
         var quietUntil: UInt64 = 0
         var spare = SpareCPU(enabled: pollsOnlyWithSpareCPU)
         defer { spare.finish() }
         while !stopRequested.load(ordering: .acquiring) {
             let start = bridge_monotonic_ns()
-            if start < pollUntil, worthPolling(), spare.available(at: start) {
-                if !polling.load(ordering: .relaxed) { spells.add(1, ordering: .relaxed) }
+            if start < pollUntil, spare.available(at: start) {
                 polling.store(true, ordering: .sequentiallyConsistent)
                 sawEvent = false
                 if doorbell.exchange(false, ordering: .sequentiallyConsistent) {
@@ -244,9 +234,6 @@ final class ServiceLoop: @unchecked Sendable {
     var wakeCounts: (pipe: Int, doorbell: Int) {
         (pipeWakes.load(ordering: .relaxed), doorbellWakes.load(ordering: .relaxed))
     }
-
-    /// Polling spells since start.
-    var spellCount: Int { spells.load(ordering: .relaxed) }
 
     /// Polling spells ended early because the CPU was wanted by other work.
     var contendedSpellCount: Int { contendedSpells.load(ordering: .relaxed) }

@@ -119,10 +119,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         let bound = vhost.map { Int(lws_get_vhost_listen_port($0)) } ?? configuration.port
         portValue.store(bound, ordering: .relaxed)
         policy = HandshakePolicy(host: configuration.host, port: bound, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
-        // Polling pays while a post waits for another thread (an upstream response to hand
-        // over); answers made at once on this thread (echo, fresh cache hits) need no wake.
-        let broker = broker
-        loop.start(context: context, drain: { [self] in drainPending() }, worthPolling: { broker.postsRunningInTasks > 0 }) { [self] in
+        loop.start(context: context, drain: { [self] in drainPending() }) { [self] in
             for session in sessions.values { session.closed() }
             sessions = [:]
         }

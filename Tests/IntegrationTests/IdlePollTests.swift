@@ -100,25 +100,6 @@ import Testing
         var slowest: Duration { state.withLock { $0.slowest } }
     }
 
-    /// Posts answered at once on the service thread (echo here; fresh cache hits too) leave
-    /// nothing for another thread to hand back: the loop does not poll for them. A fetch, which
-    /// waits for the upstream's loop, does.
-    @Test func onlyPostsWaitingForAnotherThreadStartPolling() async throws {
-        let harness = try await BrokerHarness.start {
-            $0.idlePollMicroseconds = 500
-            $0.idlePollNeedsSpareCPU = false
-        }
-        defer { Task { await harness.stop() } }
-        let client = try await harness.client()
-        defer { client.close() }
-        for request in 0..<200 { #expect(try await client.post("echo", ["n": .integer(request)]) == ["n": .integer(request)]) }
-        #expect(harness.server.webSocket.loop.spellCount == 0)
-        for request in 0..<20 {
-            _ = try await client.post("fetch", ["url": .string(harness.origin.url("/bytes/64?t=1") + "&r=\(request)"), "cache": "no-store", "responseBody": "none"])
-        }
-        #expect(harness.server.webSocket.loop.spellCount > 0)
-    }
-
     /// The spare-CPU check reads the machine's runnable tasks: at least this test's thread.
     @Test func theRunnableTasksAreRead() throws {
         let runnable = try #require(ServiceLoop.SpareCPU.runnableTasks())

@@ -16,11 +16,6 @@ public final class Broker: Sendable {
     public let metrics: (any BrokerMetrics)?
     /// The posts' deadlines, on one timer (`HandlerCall.withDeadline`).
     let deadlines = DeadlineTimer()
-    let runningTasks = Atomic<Int>(0)
-
-    /// Posts whose handlers run in tasks (not answered at once on the connection's thread) and
-    /// have not finished: what the transport's idle polling waits for (`idlePollMicroseconds`).
-    public var postsRunningInTasks: Int { runningTasks.load(ordering: .relaxed) }
     private let handlers = Mutex<[String: Registered]>([:])
 
     /// A handler and the meter its posts report to.

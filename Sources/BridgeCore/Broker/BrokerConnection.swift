@@ -169,11 +169,7 @@ public final class BrokerConnection: Sendable {
             if let immediate = registered.immediate, let reply = immediate.handleImmediately(call) {
                 return finish(entry, with: reply)
             }
-            broker.runningTasks.add(1, ordering: .relaxed)
-            let task = Task(executorPreference: executor) {
-                await self.run(handler, call: call, entry: entry)
-                self.broker.runningTasks.subtract(1, ordering: .relaxed)
-            }
+            let task = Task(executorPreference: executor) { await self.run(handler, call: call, entry: entry) }
             let cancelledEarly = state.locked { _ in
                 entry.task = task
                 return entry.isCancelled || entry.deadlinePassed
