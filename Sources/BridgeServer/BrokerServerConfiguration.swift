@@ -55,7 +55,8 @@ public struct BrokerServerConfiguration: Sendable {
     public var tasksOnUpstreamLoops = ProcessInfo.processInfo.environment["BRIDGE_BROKER_TASKS_ANY_LOOP"] != "1"
 
     /// Microseconds libwebsockets' service thread keeps polling after its last event before it
-    /// sleeps in `poll()` (`--idle-poll-us`, 0 to `maxIdlePollMicroseconds`; 0 = off): while it
+    /// sleeps in `poll()` (`--idle-poll-us`, 0 to `maxIdlePollMicroseconds`; 0 = off; default
+    /// `defaultIdlePollMicroseconds`, 200), while the machine has a CPU to spare: while it
     /// polls, a response handed over by an event loop, or the client's next request, reaches it
     /// without waking it (docs/BENCHMARKS.md, "Polling before blocking"). A broker with no
     /// traffic sleeps after one budget: it burns no CPU. `BRIDGE_BROKER_IDLE_POLL_US` in the
@@ -66,7 +67,7 @@ public struct BrokerServerConfiguration: Sendable {
     var idlePollNeedsSpareCPU = true
 
     /// The built-in `idlePollMicroseconds`.
-    public static let defaultIdlePollMicroseconds = 0
+    public static let defaultIdlePollMicroseconds = 200
     /// The largest `idlePollMicroseconds` accepted: polling is for the gaps inside a request's
     /// round trip, not for waiting for traffic.
     public static let maxIdlePollMicroseconds = 2000

@@ -264,10 +264,13 @@ import Testing
         async let a = client.post("fetch", ["url": .string(harness.origin.url("/bytes/100000")), "group": "page", "responseBody": "none"])
         async let b = client.post("fetch", ["url": .string(harness.origin.url("/text/5000")), "group": "page", "responseBody": "none"])
         _ = try await (a, b)
-        try await waitFor { frames.frames.contains { $0["body"]?["progress"] == 1.0 } }
+        // An update frame may already say 1.0 (every byte loaded) before the final one, which
+        // counts both requests finished, arrives: wait for the final one.
+        try await waitFor { frames.frames.contains { $0["name"] == "group.progress" && $0["body"]?["finished"] == 2 } }
         let last = try #require(frames.frames.last { $0["name"] == "group.progress" })
         #expect(last["body"]?["group"] == "page")
         #expect(last["body"]?["finished"] == 2)
+        #expect(last["body"]?["progress"] == 1.0)
     }
 
     @Test func gzipBodiesAreDecoded() async throws {
