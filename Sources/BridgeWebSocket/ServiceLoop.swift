@@ -30,8 +30,9 @@ import Synchronization
 /// not polling. The loop clears `polling`, then reads the doorbell one last time before it
 /// blocks. So either the waker sees `polling` false and writes the pipe (which a later `poll()`
 /// sees: the pipe is level-triggered), or the loop sees the doorbell and drains. Both may
-/// happen; then the drain finds nothing the second time. `ServiceLoopTests` fails (a post's
-/// reply never sent) without the last read.
+/// happen; then the drain finds nothing the second time.
+/// `IdlePollTests.noWakeIsLostAtTheEndOfAPollingSpell` fails (a reply never sent) without the
+/// last read.
 final class ServiceLoop: @unchecked Sendable {
     // Written once before the thread starts, then read-only.
     private(set) var context: OpaquePointer?
@@ -111,10 +112,11 @@ final class ServiceLoop: @unchecked Sendable {
     /// A turn of polling that found nothing to do but took longer than this (the thread was
     /// preempted, or its yield ran another thread that long) means the CPU is wanted by other
     /// work: polling would only delay it, and this thread, runnable but not running, would see a
-    /// doorbell late. The loop then blocks and starts no polling spell for `contendedBackoff`.
+    /// doorbell late. The loop then blocks and starts no polling spell for
+    /// `contendedBackoffNanoseconds`.
     static let contendedTurnNanoseconds: UInt64 = 300_000
     static let contendedBackoffNanoseconds: UInt64 = 50_000_000
-    /// How often a polling loop looks at the machine's runnable tasks (`spareCPU`).
+    /// How often a polling loop looks at the machine's runnable tasks (`SpareCPU`).
     static let loadSampleNanoseconds: UInt64 = 2_000_000
 
     /// The service loop with a polling budget (see the type's comment).
