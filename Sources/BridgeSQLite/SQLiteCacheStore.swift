@@ -32,7 +32,9 @@ public struct SQLiteCacheStoreConfiguration: Sendable {
 ///   written while they stream and referenced by a row only once complete, so a process killed
 ///   mid-write leaves no entry (and an unreferenced file, swept at the next start).
 /// - One writer connection and one reader connection, each owned by its own serial queue: in WAL
-///   mode reads proceed while a slow write runs. LRU touches are batched and never awaited.
+///   mode reads proceed while a slow write runs. Lookups run on the caller's thread through a few
+///   pooled read connections (`ReadConnections`) and use the reader's queue only when all are
+///   busy. LRU touches are batched and never awaited.
 /// - Entries over 1/`entryFraction` of the disk capacity are not stored; past the capacity the
 ///   least recently used entries are evicted, by bytes.
 /// - A database that cannot be opened (corrupt, unreadable) disables the store: it acts empty,
