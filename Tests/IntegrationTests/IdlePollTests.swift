@@ -12,7 +12,10 @@ import Testing
     /// Responses handed over by the upstream event loops at every moment of the service thread's
     /// spells, their ends included: none may be left behind a doorbell the loop no longer reads.
     /// Without the loop's last read of the doorbell before it blocks, a reply rung in that window
-    /// waits for lws's next timer (seconds) or forever, and this test fails.
+    /// is left in its outbox and the fetches never finish: the wait below gives up and the test
+    /// fails (it did, with that read removed). How long the slowest fetch took is no evidence
+    /// either way: under AddressSanitizer on a loaded machine a reply can wait seconds for a
+    /// cooperative thread (5.7 s once in `make test-asan`), so it is not asserted.
     @Test func noWakeIsLostAtTheEndOfAPollingSpell() async throws {
         // Polling even on a busy machine (the tests run side by side): this is about the hand-over.
         let harness = try await BrokerHarness.start {
@@ -33,11 +36,9 @@ import Testing
                 for (index, client) in clients.enumerated() {
                     group.addTask {
                         for request in 0..<perClient {
-                            let started = ContinuousClock.now
                             let reply = try await client.post("fetch", ["url": .string(url + "&c=\(index)&r=\(request)"), "cache": "no-store", "responseBody": "none"])
-                            let took = ContinuousClock.now - started
                             #expect(reply["status"] == 200)
-                            tally.record(took)
+                            tally.record()
                             // A few microseconds of irregular spacing, so replies land at every
                             // point of the service thread's turns.
                             let spin = ContinuousClock.now + .microseconds((request * 7 + index * 13) % 50)
@@ -52,8 +53,6 @@ import Testing
         try await work.value
         let wakes = harness.server.serviceWakes
         #expect(wakes.doorbell > 0, "the service thread polled (wakes: \(wakes))")
-        let worst = tally.slowest
-        #expect(worst < .seconds(3), "the slowest fetch took \(worst)")
     }
 
     /// A broker with the largest budget and no traffic sleeps: its service thread's CPU time over
@@ -94,10 +93,9 @@ import Testing
     }
 
     final class Tally: Sendable {
-        private let state = Mutex((done: 0, slowest: Duration.zero))
-        func record(_ took: Duration) { state.withLock { $0.done += 1; $0.slowest = max($0.slowest, took) } }
-        var done: Int { state.withLock { $0.done } }
-        var slowest: Duration { state.withLock { $0.slowest } }
+        private let state = Mutex(0)
+        func record() { state.withLock { $0 += 1 } }
+        var done: Int { state.withLock { $0 } }
     }
 
     /// The spare-CPU check reads the machine's runnable tasks: at least this test's thread.
