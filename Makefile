@@ -1,5 +1,8 @@
 # Bridge Broker: `make run` runs the broker with the examples; `make test` runs every test.
 SWIFT ?= swift
+## The release broker, refused if an incremental build left a module's inlined allocation of
+## another module's class at an old, smaller size (the heap corruption of docs/RELIABILITY.md).
+RELEASE_BROKER = $(SWIFT) build -c release --product bridge-broker && python3 scripts/check_alloc_sizes.py .build/release/bridge-broker
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
@@ -92,24 +95,24 @@ test-protocol test-browser test-monitor test-fleet test-webkit: build
 	python3 -m pytest -q tests/$(subst test-,,$@)
 
 bench: deps
-	$(SWIFT) build -c release --product bridge-broker
+	$(RELEASE_BROKER)
 	.build/release/bridge-broker bench $(ARGS)
 
 ## First load of a 30-resource page behind a 50 ms origin, without and after preload, in headless Chromium.
 bench-preload: test-deps
-	$(SWIFT) build -c release --product bridge-broker
+	$(RELEASE_BROKER)
 	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_preload.py $(ARGS)
 
 ## A page's first load through the shim against the browser's own cache (the seed's hidden page of
 ## <link rel=preload>), cold and after preload, in headless Chromium (ARGS='--rounds 7 --profile').
 bench-pageload: test-deps bridge-js/bridge.js
-	$(SWIFT) build -c release --product bridge-broker
+	$(RELEASE_BROKER)
 	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_pageload.py $(ARGS)
 
 ## The seed's four-way table in WebKit (WebKitGTK under xvfb-run): WebKit cold, WebKit after the
 ## hidden view of <link rel=preload>, the shim over the WebSocket and this host, after preload.
 bench-webkit: test-deps bridge-js/bridge.js
-	$(SWIFT) build -c release --product bridge-broker
+	$(RELEASE_BROKER)
 	BRIDGE_BROKER_BINARY=.build/release/bridge-broker xvfb-run -a python3 scripts/bench_webkit.py $(ARGS)
 
 ## Host-to-page binary bodies in WebKitGTK: base64 through evaluate_javascript, base64 as a script
@@ -126,7 +129,7 @@ bench-shim: test-deps
 
 ## A second broker's first load of the demo page, without and with squid as a shared tier (docs/FLEET.md).
 bench-fleet: test-deps
-	$(SWIFT) build -c release --product bridge-broker
+	$(RELEASE_BROKER)
 	BRIDGE_BROKER_BINARY=.build/release/bridge-broker python3 scripts/bench_fleet.py $(ARGS)
 
 conformance: build
