@@ -28,6 +28,30 @@ struct DeadlineTimerTests {
         #expect(timer.pendingCount == 1)
     }
 
+    /// A timer that fires late finds several deadlines due at once: they run in deadline order,
+    /// then in the order they were scheduled (a make test-asan run on a loaded machine once saw
+    /// "second" before "first" when they came out of the dictionary in its order).
+    @Test func deadlinesDueTogetherRunInDeadlineOrder() async throws {
+        let timer = DeadlineTimer()
+        let fired = Mutex<[Int]>([])
+        // Two groups of five deadlines, each group due at one instant, scheduled scrambled: one
+        // firing finds a whole group (or both) due together.
+        let order = [7, 3, 9, 0, 5, 1, 8, 2, 6, 4]
+        for index in order {
+            _ = timer.schedule(after: .milliseconds(20 + index / 5)) { fired.withLock { $0.append(index) } }
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        while fired.withLock({ $0.count }) < order.count, clock.now - start < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let ran = fired.withLock { $0 }
+        #expect(ran.count == order.count)
+        // Deadline order: every index of the 20 ms group (0-4) before the 21 ms group's (5-9);
+        // within a group, the order of scheduling.
+        #expect(ran == order.filter { $0 < 5 } + order.filter { $0 >= 5 })
+    }
+
     @Test func aDeadlineAfterTheTimerFiredEmptyStillFires() async throws {
         let timer = DeadlineTimer()
         let count = Mutex(0)

@@ -63,18 +63,21 @@ final class DeadlineTimer: @unchecked Sendable {
     private func fire() {
         let actions: [@Sendable () -> Void] = state.locked { state in
             let now = DispatchTime.now()
-            var actions: [@Sendable () -> Void] = []
+            var due: [(at: DispatchTime, token: UInt64, action: @Sendable () -> Void)] = []
             var earliest: DispatchTime?
             for (token, entry) in state.due {
                 if entry.at <= now {
-                    actions.append(entry.action)
+                    due.append((entry.at, token, entry.action))
                     state.due[token] = nil
                 } else if earliest.map({ entry.at < $0 }) ?? true {
                     earliest = entry.at
                 }
             }
             if let earliest { arm(for: earliest, state: &state) } else { state.armedFor = nil }
-            return actions
+            // A timer that fired late (a busy machine) finds several deadlines due: they run in
+            // the order of their deadlines (then of their scheduling), not the dictionary's.
+            due.sort { ($0.at, $0.token) < ($1.at, $1.token) }
+            return due.map(\.action)
         }
         for action in actions { action() }
     }
