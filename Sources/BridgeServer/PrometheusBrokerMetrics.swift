@@ -64,8 +64,7 @@ public final class PrometheusBrokerMetrics: BrokerMetrics {
 
     public func requestEnded(source: RequestTrace.Source, cache: String?, failed: Bool, duration: Duration) {
         let timers = source == .fetch ? fetchTimers : preloadTimers
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        timers[failed ? "failed" : (cache ?? "failed")]?.recordNanoseconds(nanoseconds)
+        timers[failed ? "failed" : (cache ?? "failed")]?.recordNanoseconds(duration.wholeNanoseconds)
     }
 
     public func preloadResourceEnded(result: String) {

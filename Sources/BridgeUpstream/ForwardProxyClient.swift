@@ -127,7 +127,7 @@ final class ProxyConnection: Sendable {
 
     func closeAt(_ deadline: ContinuousClock.Instant) {
         let remaining = deadline - ContinuousClock.now
-        let nanoseconds = max(1, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
+        let nanoseconds = max(1, remaining.wholeNanoseconds)
         let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
             state.withLockedValue { $0.timedOut = true }
             channel.close(promise: nil)

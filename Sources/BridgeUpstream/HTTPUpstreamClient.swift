@@ -122,7 +122,7 @@ public final class HTTPUpstreamClient: UpstreamClient {
         outgoing.body = Self.outgoing(request.body)
 
         let remaining = request.deadline - ContinuousClock.now
-        let nanoseconds = max(1, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
+        let nanoseconds = max(1, remaining.wholeNanoseconds)
         let deadline = NIODeadline.now() + .nanoseconds(nanoseconds)
         var resends = 0
         let response: HTTPClientResponse

@@ -66,8 +66,7 @@ final class ServiceLoop: @unchecked Sendable {
     init(name: String, idlePoll: Duration = .zero, pollsOnlyWithSpareCPU: Bool = true) {
         self.name = name
         self.pollsOnlyWithSpareCPU = pollsOnlyWithSpareCPU
-        let (seconds, attoseconds) = idlePoll.components
-        idlePollNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
+        idlePollNanoseconds = UInt64(max(0, idlePoll.wholeNanoseconds))
         ServiceLoop.quietLibrary()
     }
 

@@ -36,8 +36,7 @@ final class DeadlineTimer: @unchecked Sendable {
     /// Runs `action` once `duration` has passed, unless `cancel` is called with the returned
     /// token first.
     func schedule(after duration: Duration, _ action: @escaping @Sendable () -> Void) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        let nanoseconds = max(0, duration.wholeNanoseconds)
         let at = DispatchTime.now() + .nanoseconds(Int(min(nanoseconds, Int64(Int.max))))
         return state.locked { state in
             state.nextToken += 1
