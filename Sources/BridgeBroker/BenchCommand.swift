@@ -24,8 +24,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("in-flight"), help: "Fetch requests in flight (repeatable; default 1 and 8).") var inFlight: [Int] = []
     @Flag(name: .customLong("no-metrics"), help: "Run the broker without /metrics and its counting, to measure what they cost.")
     var noMetrics = false
-    @Option(name: .customLong("idle-poll-us"), help: "The broker's --idle-poll-us (default: what `serve` uses).")
-    var idlePollMicroseconds = BrokerServerConfiguration().idlePollMicroseconds
+    /// `--idle-poll-us`, as `serve` takes it (its default and bounds).
+    @OptionGroup var service: ServiceOptions
 
     func validate() throws {
         for name in only where !["echo", "fetch", "cache"].contains(name) {
@@ -35,9 +35,6 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("unknown cache mode \(mode); use no-store or default")
         }
         if let side, !["direct", "broker"].contains(side) { throw ValidationError("--side is direct or broker") }
-        guard (0...BrokerServerConfiguration.maxIdlePollMicroseconds).contains(idlePollMicroseconds) else {
-            throw ValidationError("--idle-poll-us must be between 0 and \(BrokerServerConfiguration.maxIdlePollMicroseconds)")
-        }
         for count in inFlight where !(1...256).contains(count) {
             throw ValidationError("--in-flight must be between 1 and 256")
         }
@@ -49,6 +46,7 @@ struct BenchCommand: AsyncParsableCommand {
     // later section fails.
     func run() async throws {
         let cacheDirectory = NSTemporaryDirectory() + "bridge-bench-\(getpid())"
+        let idlePollMicroseconds = service.idlePollMicroseconds
         let server = try startBenchServer(cacheDirectory: cacheDirectory, metrics: !noMetrics, idlePollMicroseconds: idlePollMicroseconds)
         let bare = BareEchoServer()
         try bare.start()
