@@ -25,6 +25,11 @@ patched fetch() sends the same calls through the broker. The ways:
   shim-snippet-preload  right before the shim's tag (bridge-js/bridge-snippet.js): the WebSocket
                      opens while bridge.js downloads and compiles, and the shim adopts it
   shim-snippet-preload-warm  the same after preload for a returning visitor (as shim-preload-warm)
+  shim-injected-cold the two shim ways with the shim injected by the host at document start instead
+  shim-injected-preload  of the page's script tag (DevTools' Page.addScriptToEvaluateOnNewDocument,
+                     with the BridgeBrokerConfig prelude the WebKit host puts before it: what a
+                     WKWebView user script, Android's addDocumentStartJavaScript or an Electron
+                     preload does in an app); the page has no script tag (way=shim&tag=0)
 
 One Chromium runs the whole benchmark (so its own start-up work, which on two cores takes CPU from
 a page for a second or more, is over before the first counted round), and every load runs in a
@@ -71,6 +76,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 
 import benchkit
 import pageload_trace
@@ -93,6 +99,7 @@ class Way:
     before: bool = False  # the shim of --before DIR, served by a broker of its own
     cross_site: bool = False  # the page names the broker by localhost: another site than the origin (--cross-site)
     snippet: bool = False  # the page has the shim's bootstrap snippet inline before the shim's tag
+    injected: bool = False  # the host injects the shim at document start; the page has no tag for it
 
 
 WAYS = [
@@ -110,6 +117,9 @@ WAYS = [
         preload=True, snippet=True),
     Way("shim-snippet-preload-warm", "through the shim with the bootstrap snippet, after preload, shim cached (returning visitor)",
         "shim", preload=True, warm_shim=True, snippet=True),
+    Way("shim-injected-cold", "through the shim injected by the host at document start, cold", "shim", injected=True),
+    Way("shim-injected-preload", "through the shim injected by the host at document start, after `bridge-broker preload --page`",
+        "shim", preload=True, injected=True),
 ]
 SHIM_MAX_AGE = 3600
 
@@ -128,10 +138,20 @@ class Site:
         origin's site, or localhost, another site, as a page on the web is to a broker on loopback."""
         return self.broker.http.replace("127.0.0.1", "localhost", 1) if cross_site else self.broker.http
 
-    def url(self, way, query=None, cross_site=False, snippet=False):
+    def url(self, way, query=None, cross_site=False, snippet=False, tag=True):
         return (f"{self.broker.origin}/pageload?way={way}&"
                 f"{query or f'n={self.args.resources}&size={self.args.size}&max-age=600'}&broker={self.broker_for(cross_site)}"
-                + ("&snippet=1" if snippet else ""))
+                + ("&snippet=1" if snippet else "") + ("" if tag else "&tag=0"))
+
+    def injected_shim(self, cross_site=False):
+        """The shim as a host injects it at document start: the WebKit host's BridgeBrokerConfig
+        prelude (the broker's WebSocket URL), then the text of the broker's /bridge.js."""
+        if not hasattr(self, "_shim_text"):
+            with urllib.request.urlopen(f"{self.broker.http}/bridge.js") as response:
+                self._shim_text = response.read().decode()
+        socket = "ws" + self.broker_for(cross_site)[4:] + "/bridge"
+        settings = json.dumps({"url": socket})
+        return f"window.BridgeBrokerConfig=Object.assign({settings},window.BridgeBrokerConfig||{{}});\n" + self._shim_text
 
     def empty(self, way, cross_site=False):
         return self.url(way, "n=0", cross_site)
@@ -210,7 +230,10 @@ class Bench:
             before = site.requests()
             if trace_name:
                 self.devtools.start_tracing(pageload_trace.CATEGORIES)
-            page = site.url(way.page, cross_site=way.cross_site, snippet=way.snippet)
+            page = site.url(way.page, cross_site=way.cross_site, snippet=way.snippet, tag=not way.injected)
+            if way.injected:
+                # Into this tab's next documents only: the context (and the tab) end with the load.
+                driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": site.injected_shim(way.cross_site)})
             driver.get(page)
             result = wait_for(driver, "window.pageLoad")
             if trace_name:
@@ -291,6 +314,7 @@ def report(args, ways, results, load_before, load_after, started):
     for shim, browser, target in (("shim-preload", "browser-seed", 0.85), ("shim-cold", "browser-cold", 0.8),
                                   ("shim-snippet-preload", "browser-seed", 0.85), ("shim-snippet-cold", "browser-cold", 0.8),
                                   ("shim-snippet-preload-warm", "browser-seed", 0.85),
+                                  ("shim-injected-preload", "browser-seed", 0.85), ("shim-injected-cold", "browser-cold", 0.8),
                                   ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8),
                                   ("shim-preload-maxage", "browser-seed", 0.85), ("shim-cold-maxage", "browser-cold", 0.8)):
         for name in (shim, shim + "-before", shim + "-xsite"):

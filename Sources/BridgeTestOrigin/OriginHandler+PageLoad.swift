@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 extension OriginHandler {
-    /// `/pageload?way=browser|shim|links&n=30&size=20000&max-age=600&broker=http://127.0.0.1:8787[&snippet=1]`:
+    /// `/pageload?way=browser|shim|links&n=30&size=20000&max-age=600&broker=http://127.0.0.1:8787[&snippet=1][&tag=0]`:
     /// the pages of the page-load benchmark (`scripts/bench_pageload.py`).
     ///
     /// - `browser` and `shim` are the same page running the same code: one inline script at the end
@@ -13,7 +13,9 @@ extension OriginHandler {
     ///   that lets the page connect to the broker only, so nothing it loads can bypass it;
     ///   `browser` may connect to its own origin only, and uses the browser's own networking. With
     ///   `snippet=1`, `shim` has the shim's bootstrap snippet (the origin's `pageSnippet`) inline
-    ///   right before the shim's tag, as bridge-js/README.md tells a page to include it.
+    ///   right before the shim's tag, as bridge-js/README.md tells a page to include it. With
+    ///   `tag=0`, `shim` has no tag for the shim (nor the snippet): the host injects the shim at
+    ///   document start, as the WebKit host and an app's web view do; the CSP stays the same.
     ///   Neither lists the resources as `<link rel=preload>`: the browser would load them itself.
     /// - `links` is the hidden page of the seed study's method: the same resources as
     ///   `<link rel="preload" as="fetch" crossorigin>`, which fill the browser's HTTP cache; it
@@ -51,10 +53,8 @@ extension OriginHandler {
                 // script; a page without inline scripts lists the snippet's hash instead).
                 snippet = #"<script data-broker-url="\#(broker)">\#(pageSnippet)</script>"# + "\n"
             }
-            head = """
-                <meta http-equiv="Content-Security-Policy" content="connect-src \(broker) \(socket); script-src 'unsafe-inline' \(broker)">
-                \(snippet)<script src="\(broker)/bridge.js"></script>
-                """
+            let policy = #"<meta http-equiv="Content-Security-Policy" content="connect-src \#(broker) \#(socket); script-src 'unsafe-inline' \#(broker)">"#
+            head = query["tag"] == "0" ? policy : policy + "\n" + snippet + #"<script src="\#(broker)/bridge.js"></script>"#
         case "browser":
             head = #"<meta http-equiv="Content-Security-Policy" content="connect-src 'self'; script-src 'unsafe-inline'">"#
         default:

@@ -83,3 +83,23 @@ def test_the_snippet_way_inlines_the_bootstrap_snippet_and_loads_the_same(broker
     snippet = (ROOT / "bridge-js" / "bridge-snippet.js").read_text()
     assert driver.execute_script("return document.scripts[0].textContent") == snippet
     assert driver.execute_script("return document.scripts[1].src").endswith("/bridge.js")
+
+
+def test_the_page_without_the_tag_loads_through_a_shim_the_host_injects(broker, driver):
+    size = SIZE + 3
+    url = page(broker, "shim", size=size) + "&tag=0"
+    # Nothing injected: the page has no shim, and its policy lets it connect to the broker only.
+    driver.get(url + "&case=bare")
+    assert driver.execute_script("return document.querySelectorAll('script[src]').length") == 0
+    assert "error" in wait_for(driver, "window.pageLoad")
+    # Injected at document start as the WebKit host does (bench_pageload.py's shim-injected ways).
+    shim = (ROOT / "bridge-js" / "bridge.js").read_text()
+    prelude = f"window.BridgeBrokerConfig=Object.assign({json.dumps({'url': broker.url})},window.BridgeBrokerConfig||{{}});\n"
+    script = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": prelude + shim})
+    try:
+        driver.get(url + "&case=injected")
+        result = wait_for(driver, "window.pageLoad")
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+    assert "error" not in result, result
+    assert result["bridged"] is True and result["bytes"] == RESOURCES * size
