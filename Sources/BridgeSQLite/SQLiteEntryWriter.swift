@@ -120,8 +120,12 @@ final class SQLiteEntryWriter: CacheEntryWriter {
                     guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                     file.descriptor = descriptor
                 }
-                try writeAll(batch, to: file.descriptor)
-                for bytes in batch { bytes.withBytes { file.checksum.update($0) } }
+                for bytes in batch {
+                    try bytes.withBytes { raw in
+                        try writeAll(raw, to: file.descriptor)
+                        file.checksum.update(raw)
+                    }
+                }
                 return nil
             } catch {
                 file.failure = error
@@ -225,34 +229,16 @@ private enum HeldBytes: @unchecked Sendable {
     }
 }
 
-/// writev(2) of a batch's chunks until every byte is out (a regular file takes all of them unless
-/// the disk is full), 64 chunks a call at most, retried on EINTR; one system call per batch
-/// where a write(2) per chunk took 20 per MiB. No Foundation wrapper in between.
-private func writeAll(_ batch: [HeldBytes], to descriptor: Int32) throws {
-    var pieces: [iovec] = []
-    pieces.reserveCapacity(batch.count)
-    for bytes in batch where bytes.count > 0 {
-        bytes.withBytes { pieces.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)) }
-    }
-    try withExtendedLifetime(batch) {
-        var first = 0
-        while first < pieces.count {
-            let count = min(pieces.count - first, 64)
-            let written = pieces.withUnsafeBufferPointer { writev(descriptor, $0.baseAddress! + first, Int32(count)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-            }
-            // Past the pieces written whole; a piece written in part starts after its bytes out.
-            var left = written
-            while first < pieces.count, left >= pieces[first].iov_len {
-                left -= pieces[first].iov_len
-                first += 1
-            }
-            if left > 0 {
-                pieces[first].iov_base += left
-                pieces[first].iov_len -= left
-            }
+/// write(2) until every byte is out (a regular file takes all of them unless the disk is full),
+/// retried on EINTR; no Foundation wrapper in between.
+private func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
+        offset += written
     }
 }
