@@ -19,9 +19,6 @@ public struct SQLiteCacheStoreConfiguration: Sendable {
     /// The most body-file bytes waiting to be written (store-wide) before a response being
     /// stored waits for the disk: what a disk slower than the network may hold in memory.
     public var pendingFileBytes = 8 * 1024 * 1024
-    /// A body file's chunks are handed to the file queue in batches of at least this many bytes
-    /// (and the rest at the commit): one wake of the queue's thread per batch, not per chunk.
-    public var fileBatchBytes = 1024 * 1024
     /// Limits the database to this many pages: a way for tests to make the disk "full".
     public var maxPageCount: Int?
 

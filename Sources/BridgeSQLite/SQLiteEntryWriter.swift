@@ -6,12 +6,8 @@ import Synchronization
 /// body file; the row that makes the entry visible is inserted only at `commit()`.
 ///
 /// A body file is written on the store's `BodyFileQueue`, not by the caller: each chunk is
-/// kept as it is (the frame that is being sent, retained, or the array) and the caller goes on
-/// delivering it; the chunks are handed to the queue in batches of `fileBatchBytes` (and the
-/// rest at `commit()`), which copies them into the page cache and updates the checksum. One
-/// hand-over per batch, not per chunk: each hand-over to an idle queue wakes a thread, and on
-/// two cores those wakes, not the copy, were what storing a 1 MiB body cost the delivery
-/// (docs/BENCHMARKS.md, "1 MiB, settled").
+/// handed over as it is (the frame that is being sent, retained, or the array) and the caller
+/// goes on delivering it while the queue copies it into the page cache and updates the checksum.
 /// `commit()` waits for the queue to have written every chunk, then inserts the row with the
 /// file's length and checksum; a write that failed (a full disk) makes the entry a discard.
 final class SQLiteEntryWriter: CacheEntryWriter {
@@ -20,9 +16,6 @@ final class SQLiteEntryWriter: CacheEntryWriter {
         /// Whether the body goes to a file (it is, or is announced, over the inline threshold).
         var toFile = false
         var fileName: String?
-        /// Chunks for the file not yet handed to the queue (the first may be the inline buffer).
-        var held: [HeldBytes] = []
-        var heldBytes = 0
         var size = 0
         var abandoned = false
         /// `commit()` owns the file from here on; `discard()` leaves it alone.
@@ -69,7 +62,7 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     /// Adds `bytes` to the buffer or queues them for the body file; false when the entry is
     /// over (abandoned, over the size limit, a failed file write).
     private func append(_ bytes: HeldBytes) async -> Bool {
-        enum Step { case buffered, refused, held, file(name: String, batch: [HeldBytes], bytes: Int) }
+        enum Step { case buffered, refused, file(name: String, first: [UInt8]) }
         let step = state.locked { state -> Step in
             guard !state.abandoned else { return .refused }
             state.size += bytes.count
@@ -81,35 +74,27 @@ final class SQLiteEntryWriter: CacheEntryWriter {
             state.toFile = true
             let name = state.fileName ?? BodyFileNames.shared.next()
             state.fileName = name
-            if !state.buffer.isEmpty {
-                state.held.append(.array(state.buffer))
-                state.heldBytes += state.buffer.count
-                state.buffer = []
-            }
-            state.held.append(bytes)
-            state.heldBytes += bytes.count
-            guard state.heldBytes >= store.configuration.fileBatchBytes else { return .held }
-            defer { (state.held, state.heldBytes) = ([], 0) }
-            return .file(name: name, batch: state.held, bytes: state.heldBytes)
+            defer { state.buffer = [] }
+            return .file(name: name, first: state.buffer)
         }
         switch step {
-        case .buffered, .held:
+        case .buffered:
             return true
         case .refused:
             await discard()
             return false
-        case .file(let name, let batch, let bytes):
+        case .file(let name, let first):
             guard !writeFailed.load(ordering: .acquiring) else {
                 await discard()
                 return false
             }
-            await store.files.write(bytes) { self.writeToFile(name: name, batch) }
+            await store.files.write(first.count + bytes.count) { self.writeToFile(name: name, first: first, bytes) }
             return true
         }
     }
 
-    /// On the file queue: creates the file at the first batch, writes, updates the checksum.
-    private func writeToFile(name: String, _ batch: [HeldBytes]) {
+    /// On the file queue: creates the file at the first chunk, writes, updates the checksum.
+    private func writeToFile(name: String, first: [UInt8], _ bytes: HeldBytes) {
         let failure: (any Error)? = file.locked { file in
             guard !file.dropped, file.failure == nil else { return nil }
             do {
@@ -120,11 +105,13 @@ final class SQLiteEntryWriter: CacheEntryWriter {
                     guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                     file.descriptor = descriptor
                 }
-                for bytes in batch {
-                    try bytes.withBytes { raw in
-                        try writeAll(raw, to: file.descriptor)
-                        file.checksum.update(raw)
-                    }
+                if !first.isEmpty {
+                    try first.withUnsafeBytes { try writeAll($0, to: file.descriptor) }
+                    file.checksum.update(first)
+                }
+                try bytes.withBytes { raw in
+                    try writeAll(raw, to: file.descriptor)
+                    file.checksum.update(raw)
                 }
                 return nil
             } catch {
@@ -137,21 +124,15 @@ final class SQLiteEntryWriter: CacheEntryWriter {
     }
 
     func commit() async -> Bool {
-        let taken: (inline: [UInt8]?, file: String?, size: Int, batch: [HeldBytes], batchBytes: Int)? = state.locked { state in
+        let taken: (inline: [UInt8]?, file: String?, size: Int)? = state.locked { state in
             guard !state.abandoned else { return nil }
             state.abandoned = true  // Nothing more may be written or discarded.
             state.committing = true
-            defer { (state.held, state.heldBytes) = ([], 0) }
-            if state.toFile, let name = state.fileName { return (nil, name, state.size, state.held, state.heldBytes) }
-            return (state.buffer, nil, state.size, [], 0)
+            if state.toFile, let name = state.fileName { return (nil, name, state.size) }
+            return (state.buffer, nil, state.size)
         }
         guard let taken else { return false }
         if let name = taken.file {
-            // The last batch, then the close right behind it (the queue is busy by then: no
-            // second wake).
-            if !taken.batch.isEmpty {
-                await store.files.write(taken.batchBytes) { self.writeToFile(name: name, taken.batch) }
-            }
             // Not fsynced, as browsers' disk caches do not: the row keeps the file's length and
             // checksum, and a file that does not match them when read (the machine went down
             // before the kernel wrote it all) is a miss that deletes the entry. A process killed
@@ -188,7 +169,6 @@ final class SQLiteEntryWriter: CacheEntryWriter {
             guard !state.committing else { return nil }
             state.abandoned = true
             state.buffer = []
-            (state.held, state.heldBytes) = ([], 0)
             defer { state.fileName = nil }
             return state.fileName
         }

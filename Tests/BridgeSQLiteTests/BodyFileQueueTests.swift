@@ -59,38 +59,6 @@ struct BodyFileQueueTests {
         #expect(cache.files.queuedBytes == 0)
     }
 
-    @Test func chunksGoToTheQueueInBatches() async throws {
-        let directory = TemporaryDirectory()
-        var batched = configuration(directory)
-        batched.fileBatchBytes = 256 * 1024
-        let cache = SQLiteCacheStore(configuration: batched)
-        let body = pattern(600 * 1024)
-        let writer = try #require(await cache.makeWriter(for: entry("https://a.test/batched"), expectedLength: body.count))
-        let gate = await Gate(cache.files)
-        var queued: [Int] = []
-        for start in stride(from: 0, to: body.count, by: 100 * 1024) {
-            #expect(await writer.write(Array(body[start..<min(start + 100 * 1024, body.count)])))
-            queued.append(cache.files.queuedBytes)
-        }
-        // Held until 256 KiB are: one hand-over (one wake of the queue) per batch, not per chunk.
-        #expect(queued == [0, 0, 300 * 1024, 300 * 1024, 300 * 1024, 600 * 1024])
-        let commit = Task { await writer.commit() }
-        gate.release()
-        #expect(await commit.value)
-        #expect(try await read(cache, "https://a.test/batched") == body)
-        #expect(cache.files.queuedBytes == 0)
-    }
-
-    @Test func aBodyEndingBetweenBatchesIsWrittenWhole() async throws {
-        let directory = TemporaryDirectory()
-        var batched = configuration(directory)
-        batched.fileBatchBytes = 256 * 1024
-        let cache = SQLiteCacheStore(configuration: batched)
-        let body = pattern(300 * 1024 + 17)
-        #expect(await store(cache, entry("https://a.test/tail"), body))
-        #expect(try await read(cache, "https://a.test/tail") == body)
-    }
-
     @Test func aDiscardWhileChunksAreQueuedLeavesNoFile() async throws {
         let directory = TemporaryDirectory()
         let cache = SQLiteCacheStore(configuration: configuration(directory))
@@ -108,9 +76,7 @@ struct BodyFileQueueTests {
     @Test func aFailedFileWriteDropsTheEntryAndKeepsTheStore() async throws {
         let directory = TemporaryDirectory()
         let logged = Mutex<[String]>([])
-        var handedOverAtOnce = configuration(directory)
-        handedOverAtOnce.fileBatchBytes = 1  // Every chunk goes to the queue as it comes.
-        let cache = SQLiteCacheStore(configuration: handedOverAtOnce) { message in logged.withLock { $0.append(message) } }
+        let cache = SQLiteCacheStore(configuration: configuration(directory)) { message in logged.withLock { $0.append(message) } }
         let writer = try #require(await cache.makeWriter(for: entry("https://a.test/fails"), expectedLength: 1 << 20))
         // The body file cannot be created: its directory is gone.
         try FileManager.default.removeItem(atPath: directory.path + "/bodies")
