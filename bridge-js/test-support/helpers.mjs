@@ -422,7 +422,8 @@ let current = null;
 
 /**
  * Loads a fresh copy of bridge.js into a fresh fake page.
- * options: attributes (data-* of the script tag), script (false: no currentScript, as an ES module),
+ * options: attributes (data-* of the script tag), script (false: no currentScript, as an ES module;
+ * with injected: true, a classic script a host injected, which has none either),
  * filename, readyState, webkit (a fake window.webkit), config (globalThis.BridgeBrokerConfig),
  * pageUrl (location.href), identityReply (how the fake broker answers page.identity, see FakeWebSocket),
  * snippet (the data-* attributes of a bootstrap snippet that runs first, as an inline script before
@@ -434,9 +435,15 @@ export function loadBridge(options = {}) {
     runSnippet(options.snippet);
     options.beforeShim?.(FakeWebSocket.instances.at(-1));
   }
-  vm.runInThisContext(SHIM_SOURCE, { filename: options.filename ?? page.scriptUrl });
+  // As an ES module the file's top-level `this` is undefined, which the built wrapper passes on
+  // (env.js: classicScript); `injected` is a classic script with no script element (a host's).
+  const source = options.script === false && !options.injected ? SHIM_SOURCE.replace(CLASSIC_CALL, "}).call(undefined);") : SHIM_SOURCE;
+  if (options.script === false && !options.injected && source === SHIM_SOURCE) throw new Error("bridge.js does not end in its classic-script wrapper");
+  vm.runInThisContext(source, { filename: options.filename ?? page.scriptUrl });
   return current = pageEnvironment(page);
 }
+
+const CLASSIC_CALL = /\}\)\.call\(this\);(?=\s*(\/\/# sourceMappingURL=\S*\s*)?$)/;
 
 /** Runs the bootstrap snippet as the inline script `<script ...attributes>` of the current page. */
 export function runSnippet(attributes = {}) {

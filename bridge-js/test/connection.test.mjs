@@ -33,6 +33,29 @@ test("as an ES module (no currentScript) it finds its own URL and connect() can 
   assert.equal(env.ws.url, "ws://127.0.0.1:9999/bridge?token=from-module");
 });
 
+test("injected by a host (a classic script without a script element) it reads no stack: the config or the default names the broker", async () => {
+  // Counts the Errors made to read a stack (the teardown of the page before makes others).
+  const load = (options) => {
+    const NativeError = globalThis.Error;
+    let made = 0;
+    globalThis.Error = new Proxy(NativeError, {
+      construct: (target, args, newTarget) => (made += String(args[0]).includes("locates itself"), Reflect.construct(target, args, newTarget)),
+    });
+    try {
+      return { env: loadBridge({ script: false, injected: true, filename: "http://127.0.0.1:9999/bridge.js", ...options }), made };
+    } finally {
+      globalThis.Error = NativeError;
+    }
+  };
+  const configured = load({ config: { url: "ws://127.0.0.1:7777/bridge" } });
+  assert.equal(configured.made, 0);
+  assert.equal((await waitFor(() => configured.env.ws, "a socket")).url, "ws://127.0.0.1:7777/bridge");
+  // The stack would name http://127.0.0.1:9999; a host's script is not there.
+  const bare = load({});
+  assert.equal(bare.made, 0);
+  assert.equal((await waitFor(() => bare.env.ws, "a socket")).url, "ws://127.0.0.1:8787/bridge");
+});
+
 test("ready resolves with the hello and exposes it", async () => {
   const env = loadBridge();
   assert.equal(env.bridge.connected, false);

@@ -201,6 +201,33 @@ def test_the_shim_works_imported_as_an_es_module(site, driver):
     assert result == {"protocol": 1, "json": {"hello": "world", "n": 1}, "echoed": "from a module"}
 
 
+def test_a_shim_injected_by_a_host_reads_no_stack_to_find_itself(site, driver):
+    """Injected at document start (as the WebKit host, a WKWebView user script or DevTools'
+    addScriptToEvaluateOnNewDocument do), the shim has no script element and no URL of its own: it
+    takes the broker from BridgeBrokerConfig and makes no Error to read a stack, which in Chromium
+    cost 4 to 5 ms of the page's main thread (docs/BENCHMARKS.md). The page counts every Error made."""
+    counter = ("window.errorsMade = 0; window.Error = new Proxy(Error, {construct(target, args, newTarget) "
+               "{ window.errorsMade++; return Reflect.construct(target, args, newTarget); }});\n")
+    prelude = f"window.BridgeBrokerConfig = {json.dumps({'url': site['broker'].url})};\n"
+    shim = (ROOT / "bridge-js" / "bridge.js").read_text()
+    script = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": counter + prelude + shim})
+    try:
+        driver.get(site["page"] + "/plain.html")
+        made = driver.execute_script("return window.errorsMade")
+        result = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            (async () => {
+              const hello = await BridgeBroker.ready;
+              const response = await fetch(arguments[0] + "/json");
+              return {protocol: hello.protocol, json: await response.json()};
+            })().then(done, (error) => done({error: String(error)}));
+        """, site["origin"])
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+    assert made == 0
+    assert result["protocol"] == 1 and result["json"] == {"hello": "world", "n": 1}, result
+
+
 def test_errors_thrown_inside_the_shim_map_back_to_its_sources(site, page):
     """Chromium's own stack of an error from deep inside the minified shim, resolved through the
     /bridge.js.map the broker serves, as DevTools does: every shim frame lands on the right line."""
