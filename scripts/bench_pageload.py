@@ -80,7 +80,7 @@ import urllib.request
 
 import benchkit
 import pageload_trace
-from benchkit import BrowserContext, DevTools, spread, wait_for
+from benchkit import BrowserContext, DevTools, await_global, spread, wait_for
 from headless_client import BridgeConnection
 from support import BINARY, Broker
 
@@ -235,7 +235,7 @@ class Bench:
                 # Into this tab's next documents only: the context (and the tab) end with the load.
                 driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": site.injected_shim(way.cross_site)})
             driver.get(page)
-            result = wait_for(driver, "window.pageLoad")
+            result = wait_for(driver, "window.pageLoad") if self.args.wait == "poll" else await_global(driver, "pageLoad")
             if trace_name:
                 events = self.devtools.stop_tracing()
                 if "error" not in result:
@@ -376,6 +376,9 @@ def main():
     parser.add_argument("--latency", type=int, default=50, help="the origin's delay before every response (ms)")
     parser.add_argument("--connections", type=int, help="the brokers' --upstream-connections-per-host (default: the broker's)")
     parser.add_argument("--way", action="append", choices=[way.name for way in WAYS], help="only these ways (repeatable)")
+    parser.add_argument("--wait", choices=("await", "poll"), default="await",
+                        help="how the bench learns the load ended: await (default) the page's assignment of its result "
+                             "through one DevTools call, or poll for it every 5 ms (what it did before 2026-11-24)")
     parser.add_argument("--profile", action="store_true", help="also record and print network milestones per load")
     parser.add_argument("--before", metavar="DIR", help="also run each chosen shim way with the shim of DIR/bridge-js/bridge.js (an older build), side by side")
     parser.add_argument("--cross-site", action="store_true",
