@@ -25,6 +25,7 @@ patched fetch() sends the same calls through the broker. The ways:
   shim-snippet-preload  right before the shim's tag (bridge-js/bridge-snippet.js): the WebSocket
                      opens while bridge.js downloads and compiles, and the shim adopts it
   shim-snippet-preload-warm  the same after preload for a returning visitor (as shim-preload-warm)
+  shim-snippet-preload-maxage  and as shim-preload-maxage (the snippet, and bridge.js not asked for)
   shim-injected-cold the two shim ways with the shim injected by the host at document start instead
   shim-injected-preload  of the page's script tag (DevTools' Page.addScriptToEvaluateOnNewDocument,
                      with the BridgeBrokerConfig prelude the WebKit host puts before it: what a
@@ -117,6 +118,8 @@ WAYS = [
         preload=True, snippet=True),
     Way("shim-snippet-preload-warm", "through the shim with the bootstrap snippet, after preload, shim cached (returning visitor)",
         "shim", preload=True, warm_shim=True, snippet=True),
+    Way("shim-snippet-preload-maxage", "through the shim with the bootstrap snippet, after preload, shim cached with `--shim-max-age`",
+        "shim", preload=True, warm_shim=True, shim_max_age=True, snippet=True),
     Way("shim-injected-cold", "through the shim injected by the host at document start, cold", "shim", injected=True),
     Way("shim-injected-preload", "through the shim injected by the host at document start, after `bridge-broker preload --page`",
         "shim", preload=True, injected=True),
