@@ -6,7 +6,7 @@ RELEASE_BROKER = $(SWIFT) build -c release --product bridge-broker && python3 sc
 PORT ?= 8787
 DEMO_PORT ?= $(shell echo $$(($(PORT) + 1)))
 
-.PHONY: run build deps shim test-deps test test-asan test-tsan test-fuzz fuzz test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-fleet bench-webkit bench-webkit-binary conformance host-app webview-app clean
+.PHONY: run build deps shim test-deps test test-asan test-tsan test-fuzz fuzz test-swift test-js test-shim test-browser test-protocol test-monitor test-fleet test-webkit bench bench-preload bench-pageload bench-shim bench-shim-injected bench-fleet bench-webkit bench-webkit-binary conformance host-app webview-app clean
 
 deps:
 	@scripts/install-deps.sh
@@ -126,6 +126,9 @@ bench-webkit-binary: test-deps
 ## The shim's size and its load-to-evaluated time in headless Chromium, against other builds (ARGS='--rev REV').
 bench-shim: test-deps
 	python3 scripts/bench_shim_load.py $(ARGS)
+
+bench-shim-injected: test-deps bridge-js/bridge.js
+	python3 scripts/bench_shim_injected.py $(ARGS)
 
 ## A second broker's first load of the demo page, without and with squid as a shared tier (docs/FLEET.md).
 bench-fleet: test-deps
