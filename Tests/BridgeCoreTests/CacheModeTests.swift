@@ -58,6 +58,12 @@ struct CacheModeTests {
              writes: false, upstream: []),
         Case(mode: .onlyIfCached, state: .stale, kind: "stale", usesNetwork: false,
              conditional: false, writes: false, upstream: []),
+        Case(mode: .freshOnly, state: .empty, kind: "fail", usesNetwork: false, conditional: false,
+             writes: false, upstream: []),
+        Case(mode: .freshOnly, state: .fresh, kind: "hit", usesNetwork: false, conditional: false,
+             writes: false, upstream: []),
+        Case(mode: .freshOnly, state: .stale, kind: "fail", usesNetwork: false, conditional: false,
+             writes: false, upstream: []),
     ]
 
     /// Stored at T0 with max-age=600 and an ETag; "fresh" is judged at T0+10, "stale" at T0+900.
@@ -82,9 +88,21 @@ struct CacheModeTests {
         if case .fail(let failure) = plan { #expect(failure == .notCached) }
     }
 
-    @Test func allSixModesAndThreeStatesAreCovered() {
-        #expect(Set(Self.cases.map(\.testDescription)).count == 18)
+    @Test func allSevenModesAndThreeStatesAreCovered() {
+        #expect(Set(Self.cases.map(\.testDescription)).count == 21)
         #expect(Set(Self.cases.map(\.mode)) == Set(CacheMode.allCases))
+    }
+
+    @Test func freshOnlyDoesNotServeWithinStaleWhileRevalidate() {
+        let entry = stored(["cache-control": "max-age=600, stale-while-revalidate=600", "etag": "\"v1\""])
+        let byDefault = planFor([entry], now: T0 + 900, mode: .default)
+        if case .fail = byDefault { Issue.record("default serves within stale-while-revalidate") }
+        let freshOnly = planFor([entry], now: T0 + 900, mode: .freshOnly)
+        guard case .fail(let failure) = freshOnly else {
+            Issue.record("fresh-only served a stale response: \(freshOnly.kind)")
+            return
+        }
+        #expect(failure == .notCached)
     }
 
     @Test func modesDoNotOverrideHeadersTheClientSet() {

@@ -37,6 +37,9 @@ struct HTTPCacheModeTests {
         Case(mode: .onlyIfCached, state: .empty, status: nil, originRequests: 0, conditional: false),
         Case(mode: .onlyIfCached, state: .fresh, status: .hit, originRequests: 0, conditional: false),
         Case(mode: .onlyIfCached, state: .stale, status: .stale, originRequests: 0, conditional: false),
+        Case(mode: .freshOnly, state: .empty, status: nil, originRequests: 0, conditional: false),
+        Case(mode: .freshOnly, state: .fresh, status: .hit, originRequests: 0, conditional: false),
+        Case(mode: .freshOnly, state: .stale, status: nil, originRequests: 0, conditional: false),
     ]
 
     @Test(arguments: cases)

@@ -52,6 +52,34 @@ struct CacheIntegrationTests {
         await harness.stop()
     }
 
+    /// `fresh-only` over the real broker (SQLite on disk, the real origin): a fresh stored
+    /// response is a hit, and a stale one or none fails with `not_cached` without a request upstream.
+    @Test func freshOnlyServesFreshHitsAndNothingElse() async throws {
+        let harness = try await CacheHarness.start()
+        let fresh = "/cached?cc=max-age%3D600"
+        let stale = "/cached?cc=max-age%3D0"
+        for path in [fresh, stale] {
+            do {
+                _ = try await harness.fetch(path, cache: "fresh-only")
+                Issue.record("fresh-only with nothing stored must fail")
+            } catch let error as BridgeError {
+                #expect(error.code == .notCached)
+            }
+            _ = try await harness.fetch(path)
+        }
+        #expect(harness.origin.requestCount("/cached") == 2)
+        #expect(try await harness.fetch(fresh, cache: "fresh-only").reply.cacheStatus == "hit")
+        do {
+            _ = try await harness.fetch(stale, cache: "fresh-only")
+            Issue.record("fresh-only must not serve a stale response")
+        } catch let error as BridgeError {
+            #expect(error.code == .notCached)
+        }
+        #expect(try await harness.fetch(stale, cache: "only-if-cached").reply.cacheStatus == "stale")
+        #expect(harness.origin.requestCount("/cached") == 2)
+        await harness.stop()
+    }
+
     @Test func varyServesEachLanguageItsOwnVariant() async throws {
         let harness = try await CacheHarness.start()
         let path = "/cached?cc=max-age%3D600&vary=Accept-Language"

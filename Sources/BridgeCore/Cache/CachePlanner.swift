@@ -45,14 +45,15 @@ public struct CachePlanner: Sendable {
             return .fetch(NetworkFetch(
                 modeHeaders: extra, mayStore: mode == .reload && mayStore, fallback: nil,
                 forward: mode == .noStore ? .bypass : .request, reply: .bypass))
-        case .default, .noCache, .forceCache, .onlyIfCached:
+        case .default, .noCache, .forceCache, .onlyIfCached, .freshOnly:
             break
         }
         var extra = HeaderList()
         if mode == .noCache, !isBackgroundRevalidation, !request.headers.contains("cache-control") {
             extra.add("cache-control", "max-age=0")
         }
-        let onlyIfCached = mode == .onlyIfCached || requestDirectives.onlyIfCached
+        // Never the network: no stored response, or one that would need it, fails.
+        let onlyIfCached = mode == .onlyIfCached || mode == .freshOnly || requestDirectives.onlyIfCached
         guard let entry = select(request: request, from: storedCandidates) else {
             if onlyIfCached { return .fail(.notCached) }
             return .fetch(NetworkFetch(
@@ -79,6 +80,8 @@ public struct CachePlanner: Sendable {
             allowBackground: mode == .default)
         switch outcome {
         case .serve(let background, let detail):
+            // fresh-only serves what needs no network at all, not even a background revalidation.
+            if mode == .freshOnly, background { return .fail(.notCached) }
             return serve(entry, freshness, background: background, detail: detail, range: servedRange)
         case .forward(let reason):
             if onlyIfCached { return .fail(.notCached) }

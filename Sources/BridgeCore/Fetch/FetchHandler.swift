@@ -49,8 +49,8 @@ extension FetchHandler {
     /// Performs one hop: through the cache when there is one, else straight upstream.
     func exchange(_ request: UpstreamRequest, mode: CacheMode) async throws -> CachedExchange {
         if let cache { return try await cache.send(request, mode: mode) }
-        if mode == .onlyIfCached {
-            throw BridgeError(.notCached, "only-if-cached: \(request.url) is not in the cache (the broker runs without one)")
+        if mode == .onlyIfCached || mode == .freshOnly {
+            throw BridgeError(.notCached, "\(mode.rawValue): \(request.url) is not in the cache (the broker runs without one)")
         }
         var response = try await upstream.send(request)
         response.headers.add("cache-status", Self.bypassCacheStatus)

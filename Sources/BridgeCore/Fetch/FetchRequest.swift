@@ -12,8 +12,13 @@ import Foundation
 ///   adds `Cache-Control: max-age=0` (fresh `immutable` responses are exempt — see `CachePlanner`).
 /// - `forceCache`: use any stored response, stale or not, without validation; else fetch and write.
 /// - `onlyIfCached`: like `forceCache` but never the network: no stored response → `notCached`.
+/// - `freshOnly` (`fresh-only`, the broker's own, not the Fetch standard's): what `default`
+///   would serve without the network and nothing else: a fresh stored response, never a stale
+///   one (not within `stale-while-revalidate` either); anything that would need the network →
+///   `notCached`. For a client that has another way to ask later (the shim's early posts).
 public enum CacheMode: String, Sendable, Hashable, CaseIterable {
     case `default`, noStore = "no-store", reload, noCache = "no-cache", forceCache = "force-cache", onlyIfCached = "only-if-cached"
+    case freshOnly = "fresh-only"
 
     /// Parses a Fetch mode name or one of Apple's `URLRequest.CachePolicy` names.
     ///
