@@ -41,9 +41,20 @@ extension WebSocketServer {
         case LWS_CALLBACK_HTTP:
             loop.noteEvent()
             return serveHTTP(wsi, input: input, length: length)
+        case LWS_CALLBACK_HTTP_BODY:
+            loop.noteEvent()
+            if let result = earlyBody(wsi, input: input, length: length) { return result }
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            loop.noteEvent()
+            if let result = earlyBodyComplete(wsi) { return result }
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            if let result = earlyWritable(wsi) { return result }
+        case LWS_CALLBACK_CLOSED_HTTP:
+            earlyClosed(wsi)
         default:
-            return lws_callback_http_dummy(wsi, reason, user, input, length)
+            break
         }
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
 
     private func session(for user: UnsafeMutableRawPointer?) -> WebSocketSession? {

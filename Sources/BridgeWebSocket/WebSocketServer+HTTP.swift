@@ -1,10 +1,12 @@
 import CLibWebSockets
 
 extension WebSocketServer {
-    /// Serves `GET`/`HEAD` of the shim and the examples; everything else is 404.
+    /// Serves `GET`/`HEAD` of the shim and the examples, and the early requests `POST /bridge/early`
+    /// (`WebSocketServer+Early.swift`); everything else is 404.
     func serveHTTP(_ wsi: OpaquePointer, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
         if path == "/metrics", let metrics = configuration.metrics { return serveMetrics(wsi, metrics) }
+        if path == "/bridge/early" { return beginEarly(wsi) }
         guard let files else { return notFound(wsi) }
         switch files.resolve(path, acceptEncoding: header(wsi, WSI_TOKEN_HTTP_ACCEPT_ENCODING)) {
         case .notFound:

@@ -66,6 +66,12 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     // Service-thread state.
     var sessions: [UInt64: WebSocketSession] = [:]
     var nextSessionID: UInt64 = 0
+    /// Early requests (`POST /bridge/early`) by connection, and by serial once their posts run.
+    var earlyRequests: [OpaquePointer: EarlyRequest] = [:]
+    var earlySerials: [UInt64: OpaquePointer] = [:]
+    var nextEarlySerial: UInt64 = 0
+    /// Answers of early requests, from the broker's threads to the service thread.
+    let earlyAnswers = Mutex(EarlyAnswers())
     let shutdownRequested = Atomic<Bool>(false)
     var shuttingDown: Bool { shutdownRequested.load(ordering: .relaxed) }
 
@@ -172,6 +178,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
             return (list, shuttingDown)
         }
         for session in due { session.service() }
+        drainEarlyAnswers()
         if stopping {
             for session in sessions.values { session.close(code: 1001, reason: "the broker is shutting down") }
         }

@@ -67,6 +67,11 @@ final class PostRecorder: @unchecked Sendable {
 
 /// A bare HTTP/1.0 GET over a socket: the status line, headers and body as text.
 func httpGet(port: Int, path: String, headers: [String] = []) throws -> (status: Int, head: String, body: [UInt8]) {
+    try httpRequest(port: port, method: "GET", path: path, headers: headers)
+}
+
+/// A bare HTTP/1.0 request over a socket, with `body` after its Content-Length if given.
+func httpRequest(port: Int, method: String, path: String, headers: [String] = [], body: [UInt8]? = nil) throws -> (status: Int, head: String, body: [UInt8]) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw BridgeError(.network, "socket") }
     defer { close(fd) }
@@ -76,8 +81,14 @@ func httpGet(port: Int, path: String, headers: [String] = []) throws -> (status:
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
     guard connected == 0 else { throw BridgeError(.network, "connect") }
-    let request = "GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n"
-    _ = request.withCString { send(fd, $0, strlen($0), 0) }
+    let length = body.map { ["Content-Length: \($0.count)"] } ?? []
+    let request = Array(("\(method) \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n" + (headers + length).map { $0 + "\r\n" }.joined() + "\r\n").utf8) + (body ?? [])
+    var sent = 0
+    while sent < request.count {
+        let count = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { break }
+        sent += count
+    }
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {

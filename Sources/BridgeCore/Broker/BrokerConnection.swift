@@ -28,7 +28,15 @@ public final class BrokerConnection: Sendable {
         var closed = false
         var pausedBodies = 0
         var closeActions: [@Sendable () -> Void] = []
+        var idleActions: [@Sendable () -> Void] = []
         var inFlight: Int { posts.count + anonymous.count }
+
+        /// The idle actions to run now that a post ended, if it was the last one.
+        mutating func takeIdleActions() -> [@Sendable () -> Void] {
+            guard inFlight == 0, !idleActions.isEmpty else { return [] }
+            defer { idleActions = [] }
+            return idleActions
+        }
     }
 
     init(broker: Broker, sink: any ConnectionSink, info: ConnectionInfo) {
@@ -48,6 +56,16 @@ public final class BrokerConnection: Sendable {
             return state.closed
         }
         if closed { action() }
+    }
+
+    /// Runs `action` once no post is in flight (at once if none is), outside the connection's
+    /// lock: an early request answers when its posts have (`EarlyPosts`).
+    public func whenIdle(_ action: @escaping @Sendable () -> Void) {
+        let idle = state.locked { state in
+            if state.inFlight > 0 { state.idleActions.append(action) }
+            return state.inFlight == 0
+        }
+        if idle { action() }
     }
 
     /// The number of posts in flight, for tests and stats.
@@ -114,8 +132,8 @@ public final class BrokerConnection: Sendable {
             let all = Array(state.posts.values) + Array(state.anonymous.values)
             state.posts = [:]
             state.anonymous = [:]
-            defer { state.closeActions = [] }
-            return (all.map { ($0.task, $0.body) }, state.closeActions)
+            defer { state.closeActions = []; state.idleActions = [] }
+            return (all.map { ($0.task, $0.body) }, state.closeActions + state.idleActions)
         }
         for action in actions { action() }
         for (task, body) in work {
@@ -194,10 +212,10 @@ public final class BrokerConnection: Sendable {
     }
 
     private func finish(_ entry: PostEntry, with result: ImmediateReply) {
-        let body: RequestBodyChannel? = state.locked { state in
-            guard !entry.isCancelled else { return nil }
+        let (body, idle): (RequestBodyChannel?, [@Sendable () -> Void]) = state.locked { state in
+            guard !entry.isCancelled else { return (nil, []) }
             if let id = entry.id {
-                guard state.posts[id] === entry else { return nil }
+                guard state.posts[id] === entry else { return (nil, []) }
                 // Counted before the reply goes out, so a client that saw the reply sees the count.
                 entry.meter?.ended(result.errorCode)
                 state.posts[id] = nil
@@ -215,7 +233,7 @@ public final class BrokerConnection: Sendable {
                 }
             }
             releasePause(of: entry, state: &state)
-            return entry.body
+            return (entry.body, state.takeIdleActions())
         }
         // The post's request body ends with the post. Its frames are refused from now on, and a
         // reader still waiting for one would wait forever: AsyncHTTPClient pulls a streamed body
@@ -224,6 +242,7 @@ public final class BrokerConnection: Sendable {
         // buffers for the life of the broker (LeakSanitizer at the exit of the protocol fuzzer's
         // broker, issue #17). Cancelled posts and closed connections fail their bodies already.
         body?.fail(BridgeError(.cancelled, "the post ended"))
+        for action in idle { action() }
     }
 
     /// Cancels `entry`'s task once `duration` has passed (see `HandlerCall.withDeadline`);
@@ -244,7 +263,7 @@ public final class BrokerConnection: Sendable {
     }
 
     private func cancel(id: Int) {
-        let work: (Task<Void, Never>?, RequestBodyChannel?)? = state.locked { state in
+        let work: (Task<Void, Never>?, RequestBodyChannel?, [@Sendable () -> Void])? = state.locked { state in
             guard let entry = state.posts.removeValue(forKey: id) else { return nil }
             entry.isCancelled = true
             entry.meter?.ended(.cancelled)
@@ -252,10 +271,11 @@ public final class BrokerConnection: Sendable {
             sink.send(ServerMessage.reply(id: id, error: BridgeError(.cancelled, "the post was cancelled")), binary: false)
             releasePause(of: entry, state: &state)
             // Task and body are read under the lock that guards their writes.
-            return (entry.task, entry.body)
+            return (entry.task, entry.body, state.takeIdleActions())
         }
         work?.0?.cancel()
         work?.1?.fail(BridgeError(.cancelled, "the post was cancelled"))
+        for action in work?.2 ?? [] { action() }
     }
 
     /// Credit for a post that ended, or that asked for no window, is ignored.

@@ -1,0 +1,146 @@
+import Dispatch
+import Synchronization
+
+/// Posts a page sends over HTTP before its WebSocket is open (`POST /bridge/early`,
+/// docs/PROTOCOL.md): its identity and fetches that want a fresh stored response or nothing.
+///
+/// A page's WebSocket opens late: Chromium starts it only after the page's parse and first scripts
+/// (15 to 20 ms after its first `fetch()` in the page-load benchmark), while a plain HTTP request
+/// leaves at once. What the page asks then can be answered from the cache alone, so the answer is
+/// ready before the socket: each request runs on a connection of its own, whose frames are
+/// collected until every post has replied and go back as one body. What is not fresh in the cache
+/// is answered `not_cached` and goes over the WebSocket as usual; nothing here goes upstream.
+public enum EarlyPosts {
+    /// The largest request body taken (413 above it).
+    public static let maxRequestBytes = 256 * 1024
+    /// The most fetches one request may hold.
+    public static let maxFetches = 64
+    /// The answer stops growing here: posts not answered by then are cancelled and left out, and
+    /// the page sends them again over the WebSocket.
+    public static let maxAnswerBytes = 8 * 1024 * 1024
+    /// How long the lookups may take before the answer goes with what is there.
+    public static let deadline: Duration = .seconds(5)
+
+    /// A frame's kind in an answer: a text frame (a JSON envelope) or a binary one.
+    public static let textKind: UInt8 = 1
+    /// See `textKind`.
+    public static let binaryKind: UInt8 = 2
+
+    /// The request body's posts, one envelope per line, checked: `page.identity` (without an id),
+    /// and `fetch` posts with an id, cache mode `fresh-only` and no request body.
+    public static func parse(_ body: [UInt8]) throws(BridgeError) -> [[UInt8]] {
+        guard body.count <= maxRequestBytes else {
+            throw BridgeError(.tooLarge, "an early request holds at most \(maxRequestBytes) bytes")
+        }
+        var lines: [[UInt8]] = []
+        var fetches = 0
+        for raw in body.split(separator: UInt8(ascii: "\n")) {
+            let line = Array(raw.last == UInt8(ascii: "\r") ? raw.dropLast() : raw[...])
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            let decoded = line.withUnsafeBytes { bytes in Result { () throws(EnvelopeError) in try ClientMessage.decode(bytes) } }
+            let message: ClientMessage
+            switch decoded {
+            case .success(let value): message = value
+            case .failure(let error): throw BridgeError(.badMessage, "line \(lines.count + 1): \(error.message)")
+            }
+            guard case .post(let name, let id, let postBody) = message else {
+                throw BridgeError(.badMessage, "line \(lines.count + 1): only posts go early")
+            }
+            switch name {
+            case "page.identity":
+                break
+            case "fetch":
+                guard id != nil else { throw BridgeError(.badMessage, "line \(lines.count + 1): an early fetch needs an id") }
+                guard postBody["cache"]?.stringValue == "fresh-only" else {
+                    throw BridgeError(.badMessage, "line \(lines.count + 1): an early fetch asks with \"cache\": \"fresh-only\"")
+                }
+                guard postBody["body"] == nil || postBody["body"]!.isNull else {
+                    throw BridgeError(.badMessage, "line \(lines.count + 1): an early fetch has no request body")
+                }
+                fetches += 1
+                guard fetches <= maxFetches else {
+                    throw BridgeError(.tooLarge, "an early request holds at most \(maxFetches) fetches")
+                }
+            default:
+                throw BridgeError(.badMessage, "line \(lines.count + 1): only page.identity and fetch posts go early, not \"\(name)\"")
+            }
+            lines.append(line)
+        }
+        return lines
+    }
+
+    /// Runs `lines` (from `parse`) on a new connection of `broker` and calls `completion` once,
+    /// from any thread, with the answer: every frame the posts sent, each as
+    /// `[kind][UInt32 big-endian length][bytes]`, once each has replied (or the answer is full, or
+    /// the deadline passed).
+    public static func run(_ lines: [[UInt8]], broker: Broker, info: ConnectionInfo, completion: @escaping @Sendable ([UInt8]) -> Void) {
+        let sink = Collector(limit: maxAnswerBytes, completion: completion)
+        let connection = broker.connect(sink: sink, info: info)
+        sink.start(connection)
+        for line in lines { connection.receive(text: line) }
+        let deadline = DispatchTime.now() + .nanoseconds(Int(deadline.components.seconds) * 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak sink] in sink?.finish() }
+        connection.whenIdle { sink.finish() }
+    }
+
+    /// The early connection's sink: collects its frames (not the hello) into the answer.
+    final class Collector: ConnectionSink, @unchecked Sendable {
+        private struct State {
+            var started = false
+            var answer: [UInt8] = []
+            var finished = false
+            var connection: BrokerConnection?
+        }
+
+        private let limit: Int
+        private let completion: @Sendable ([UInt8]) -> Void
+        private let state = Mutex(State())
+
+        init(limit: Int, completion: @escaping @Sendable ([UInt8]) -> Void) {
+            self.limit = limit
+            self.completion = completion
+        }
+
+        func start(_ connection: BrokerConnection) {
+            state.withLock {
+                $0.started = true
+                $0.connection = connection
+            }
+        }
+
+        func send(_ bytes: [UInt8], binary: Bool) {
+            let full: Bool = state.withLock { state in
+                guard state.started, !state.finished else { return false }
+                guard state.answer.count + 5 + bytes.count <= limit else { return true }
+                state.answer.append(binary ? EarlyPosts.binaryKind : EarlyPosts.textKind)
+                let length = UInt32(bytes.count)
+                state.answer.append(contentsOf: [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
+                state.answer.append(contentsOf: bytes)
+                return false
+            }
+            // Off this thread: the connection may be sending under its own lock.
+            if full { DispatchQueue.global().async { self.finish() } }
+        }
+
+        func waitUntilWritable() async {}
+
+        func close(code: UInt16, reason: String) {
+            DispatchQueue.global().async { self.finish() }
+        }
+
+        func pauseReading(_ paused: Bool) {}
+
+        /// Sends the answer once; the posts still running are cancelled.
+        func finish() {
+            let done: ([UInt8], BrokerConnection?)? = state.withLock { state in
+                guard !state.finished else { return nil }
+                state.finished = true
+                defer { state.answer = []; state.connection = nil }
+                return (state.answer, state.connection)
+            }
+            guard let (answer, connection) = done else { return }
+            connection?.closed()
+            completion(answer)
+        }
+    }
+}

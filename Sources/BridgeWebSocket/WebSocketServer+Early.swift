@@ -1,0 +1,148 @@
+import BridgeCore
+import CLibWebSockets
+import Foundation
+
+/// An early request (`POST /bridge/early`) on the service thread: its body as it arrives, then its
+/// answer once the broker has it.
+final class EarlyRequest {
+    let serial: UInt64
+    let info: ConnectionInfo
+    var body: [UInt8] = []
+    var overflowed = false
+    var answer: [UInt8]?
+
+    init(serial: UInt64, info: ConnectionInfo) {
+        self.serial = serial
+        self.info = info
+    }
+}
+
+/// Early requests answered by the broker, waiting for the service thread.
+struct EarlyAnswers {
+    var ready: [(serial: UInt64, answer: [UInt8])] = []
+}
+
+extension WebSocketServer {
+    /// The most early requests whose lookups run at once; more get 429.
+    static let maxEarlyRequests = 64
+
+    /// `LWS_CALLBACK_HTTP` for `/bridge/early`: refuses what cannot be an early request at once,
+    /// else starts collecting its body.
+    func beginEarly(_ wsi: OpaquePointer) -> Int32 {
+        let origin = header(wsi, WSI_TOKEN_ORIGIN)
+        guard lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 else {
+            return respondEarly(wsi, status: 405, origin: origin, message: "/bridge/early takes POST", extra: "allow: POST\r\n")
+        }
+        var query = [CChar](repeating: 0, count: 4096)
+        let queryLength = bridge_lws_query(wsi, &query, 4096)
+        let check = policy.check(
+            path: "/bridge", origin: origin, query: queryLength > 0 ? String(cString: query) : nil,
+            authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
+        if case .failure(let refusal) = check {
+            logger.warning("refused an early request from \(peer(wsi)): \(refusal.reason)")
+            return respondEarly(wsi, status: 403, origin: nil, message: refusal.reason)
+        }
+        if shuttingDown { return respondEarly(wsi, status: 503, origin: origin, message: "the broker is shutting down") }
+        guard let length = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap({ Int($0) }), length > 0 else {
+            return respondEarly(wsi, status: 411, origin: origin, message: "an early request has a body with a Content-Length")
+        }
+        guard length <= EarlyPosts.maxRequestBytes else {
+            return respondEarly(wsi, status: 413, origin: origin, message: "an early request holds at most \(EarlyPosts.maxRequestBytes) bytes")
+        }
+        guard earlyRequests.count < Self.maxEarlyRequests else {
+            return respondEarly(wsi, status: 429, origin: origin, message: "\(Self.maxEarlyRequests) early requests are running; send over the WebSocket")
+        }
+        nextEarlySerial += 1
+        let info = ConnectionInfo(
+            origin: origin, peer: peer(wsi), userAgent: header(wsi, WSI_TOKEN_HTTP_USER_AGENT),
+            acceptLanguage: header(wsi, WSI_TOKEN_HTTP_ACCEPT_LANGUAGE))
+        earlyRequests[wsi] = EarlyRequest(serial: nextEarlySerial, info: info)
+        return 0
+    }
+
+    /// `LWS_CALLBACK_HTTP_BODY`: a part of an early request's body.
+    func earlyBody(_ wsi: OpaquePointer, input: UnsafeMutableRawPointer?, length: Int) -> Int32? {
+        guard let request = earlyRequests[wsi] else { return nil }
+        if let input, !request.overflowed {
+            if request.body.count + length > EarlyPosts.maxRequestBytes {
+                request.overflowed = true
+                request.body = []
+            } else {
+                request.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+            }
+        }
+        return 0
+    }
+
+    /// `LWS_CALLBACK_HTTP_BODY_COMPLETION`: checks the posts and starts them; the answer goes out
+    /// from `earlyWritable` once `drainEarlyAnswers` has it.
+    func earlyBodyComplete(_ wsi: OpaquePointer) -> Int32? {
+        guard let request = earlyRequests[wsi] else { return nil }
+        let origin = request.info.origin
+        if request.overflowed {
+            earlyRequests[wsi] = nil
+            return respondEarly(wsi, status: 413, origin: origin, message: "an early request holds at most \(EarlyPosts.maxRequestBytes) bytes")
+        }
+        let lines: [[UInt8]]
+        do {
+            lines = try EarlyPosts.parse(request.body)
+        } catch {
+            earlyRequests[wsi] = nil
+            return respondEarly(wsi, status: error.code == .tooLarge ? 413 : 400, origin: origin, message: error.message)
+        }
+        request.body = []
+        let serial = request.serial
+        earlySerials[serial] = wsi
+        EarlyPosts.run(lines, broker: broker, info: request.info) { [weak self] answer in
+            guard let self else { return }
+            let first = earlyAnswers.withLock { answers -> Bool in
+                answers.ready.append((serial, answer))
+                return answers.ready.count == 1
+            }
+            if first { loop.wake() }
+        }
+        return 0
+    }
+
+    /// Service thread: hands the answers the broker finished to their requests' connections.
+    func drainEarlyAnswers() {
+        let ready = earlyAnswers.withLock { answers -> [(serial: UInt64, answer: [UInt8])] in
+            defer { answers.ready = [] }
+            return answers.ready
+        }
+        for (serial, answer) in ready {
+            // A request whose client went away meanwhile has no connection to answer on.
+            guard let wsi = earlySerials.removeValue(forKey: serial), let request = earlyRequests[wsi] else { continue }
+            request.answer = answer
+            lws_callback_on_writable(wsi)
+        }
+    }
+
+    /// `LWS_CALLBACK_HTTP_WRITEABLE`: sends an early request's answer, if it is there.
+    func earlyWritable(_ wsi: OpaquePointer) -> Int32? {
+        guard let request = earlyRequests[wsi] else { return nil }
+        guard let answer = request.answer else { return 0 }
+        earlyRequests[wsi] = nil
+        trafficCounters.sent.add(answer.count, ordering: .relaxed)
+        return respondEarly(wsi, status: 200, origin: request.info.origin, type: "application/octet-stream", body: answer)
+    }
+
+    /// `LWS_CALLBACK_CLOSED_HTTP`: forgets an early request whose connection closed.
+    func earlyClosed(_ wsi: OpaquePointer) {
+        guard let request = earlyRequests.removeValue(forKey: wsi) else { return }
+        earlySerials[request.serial] = nil
+    }
+
+    private func respondEarly(
+        _ wsi: OpaquePointer, status: UInt32, origin: String?, message: String = "", extra: String = "",
+        type: String = "text/plain; charset=utf-8", body: [UInt8]? = nil
+    ) -> Int32 {
+        // The page reads the answer (and the status of a refusal) with fetch(): CORS lets it.
+        var headers = "cache-control: no-store\r\n" + extra
+        if let origin { headers += "access-control-allow-origin: \(origin)\r\nvary: origin\r\n" }
+        let bytes = body ?? Array("\(status): \(message)\n".utf8)
+        let failed = bytes.withUnsafeBufferPointer { bridge_lws_respond(wsi, status, type, headers, $0.baseAddress, $0.count) }
+        if failed != 0 { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+}

@@ -1,0 +1,104 @@
+import BridgeCore
+import Foundation
+import Testing
+
+/// `POST /bridge/early` on the real server, with the real cache and origin.
+@Suite struct EarlyPostsIntegrationTests {
+    /// The broker's own origin, which its allowlist always takes.
+    private func page(_ harness: CacheHarness) -> String { "http://127.0.0.1:\(harness.server.port)" }
+
+    private func early(_ harness: CacheHarness, _ lines: [JSONValue], origin: String? = nil, query: String = "")
+        throws -> (status: Int, head: String, frames: [(binary: Bool, bytes: [UInt8])])
+    {
+        let origin = origin ?? page(harness)
+        let body = Array(lines.map { String(decoding: $0.jsonBytes, as: UTF8.self) }.joined(separator: "\n").utf8)
+        let headers = ["Content-Type: text/plain;charset=UTF-8", "Origin: \(origin)"]
+        let response = try httpRequest(port: harness.server.port, method: "POST", path: "/bridge/early\(query)", headers: headers, body: body)
+        return (response.status, response.head, response.status == 200 ? splitFrames(response.body) : [])
+    }
+
+    private func splitFrames(_ answer: [UInt8]) -> [(binary: Bool, bytes: [UInt8])] {
+        var frames: [(binary: Bool, bytes: [UInt8])] = []
+        var at = 0
+        while at + 5 <= answer.count {
+            let length = answer[(at + 1)..<(at + 5)].reduce(0) { $0 << 8 | Int($1) }
+            guard at + 5 + length <= answer.count else { break }
+            frames.append((answer[at] == 2, Array(answer[(at + 5)..<(at + 5 + length)])))
+            at += 5 + length
+        }
+        #expect(at == answer.count, "the answer is whole frames")
+        return frames
+    }
+
+    private func fetch(_ id: Int, _ url: String, whole: Bool = false, cache: String = "fresh-only") -> JSONValue {
+        var body: [(key: String, value: JSONValue)] = [("url", .string(url)), ("cache", .string(cache)), ("responseBody", "binary")]
+        if whole { body.append(("whole", 262_144)) }
+        return ["type": "post", "name": "fetch", "id": .integer(id), "body": .object(JSONObject(body))]
+    }
+
+    private let identity: JSONValue = ["type": "post", "name": "page.identity", "body": ["url": "http://127.0.0.1/app/", "userAgent": "EarlyTest/1"]]
+
+    @Test func freshStoredResponsesComeBackAndTheRestAreNotCachedWithoutGoingUpstream() async throws {
+        let harness = try await CacheHarness.start { _ in }
+        defer { Task { await harness.stop() } }
+        let fresh = harness.origin.url("/cached?cc=max-age%3D600&size=3000")
+        let stale = harness.origin.url("/cached?cc=max-age%3D0&size=10")
+        _ = try await harness.fetch("/cached?cc=max-age%3D600&size=3000")
+        _ = try await harness.fetch("/cached?cc=max-age%3D0&size=10")
+        let stored = harness.origin.requestCount("/cached")
+        try await waitForCommit(of: fresh, harness.client)
+
+        let never = harness.origin.url("/cached?cc=max-age%3D600&never")
+        let answer = try early(harness, [identity, fetch(1 << 30, fresh, whole: true), fetch((1 << 30) + 1, stale), fetch((1 << 30) + 2, never), fetch((1 << 30) + 3, fresh)])
+        #expect(answer.status == 200)
+        #expect(answer.head.lowercased().contains("access-control-allow-origin: \(page(harness))"))
+        #expect(answer.head.lowercased().contains("content-type: application/octet-stream"))
+        let texts = answer.frames.filter { !$0.binary }.map { try? JSONParser.parse($0.bytes) }
+        let replies = Dictionary(uniqueKeysWithValues: texts.compactMap { $0 }.filter { $0["type"]?.stringValue == "reply" }.map { ($0["id"]!.intValue!, $0) })
+        // The first asked for a whole response: one binary frame of kind 2, head and body.
+        let whole = answer.frames.filter { $0.binary && $0.bytes.first == 2 }
+        #expect(whole.count == 1)
+        #expect(whole.first.map { Array($0.bytes[2..<10]) } == [0, 0, 0, 0, 0x40, 0, 0, 0], "the early id")
+        #expect(whole.first.map { $0.bytes.count > 3000 } == true)
+        // The others: not_cached, and the fresh one without `whole` as an event, body frames and its reply.
+        #expect(replies[(1 << 30) + 1]?["error"]?["code"]?.stringValue == "not_cached")
+        #expect(replies[(1 << 30) + 2]?["error"]?["code"]?.stringValue == "not_cached")
+        #expect(replies[(1 << 30) + 3]?["ok"]?.boolValue == true)
+        #expect(replies[(1 << 30) + 3]?["body"]?.cacheStatus == "hit")
+        let bodyBytes = answer.frames.filter { $0.binary && $0.bytes.first == 1 }.reduce(0) { $0 + $1.bytes.count - 10 }
+        #expect(bodyBytes == 3000)
+        #expect(harness.origin.requestCount("/cached") == stored, "nothing went upstream")
+    }
+
+    @Test func whatCannotBeAnEarlyRequestIsRefusedWithItsStatus() async throws {
+        let harness = try await CacheHarness.start { _ in }
+        defer { Task { await harness.stop() } }
+        let url = harness.origin.url("/cached?cc=max-age%3D600")
+        let port = harness.server.port
+        #expect(try httpGet(port: port, path: "/bridge/early").status == 405)
+        #expect(try early(harness, [fetch(1, url)], origin: "http://elsewhere.test").status == 403, "an origin the allowlist refuses")
+        let refused = try early(harness, [fetch(1, url, cache: "default")])
+        #expect(refused.status == 400, "only fresh-only fetches go early")
+        #expect(refused.head.lowercased().contains("access-control-allow-origin: \(page(harness))"), "the page can read the refusal")
+        #expect(try early(harness, [["type": "post", "name": "echo", "id": 1, "body": "x"]]).status == 400)
+        let bad = try httpRequest(port: port, method: "POST", path: "/bridge/early", headers: ["Origin: \(page(harness))"], body: Array("{nope".utf8))
+        #expect(bad.status == 400)
+        #expect(String(decoding: bad.body, as: UTF8.self).contains("line 1"))
+        let huge = try httpRequest(port: port, method: "POST", path: "/bridge/early", headers: [], body: [UInt8](repeating: 0x20, count: EarlyPosts.maxRequestBytes + 1))
+        #expect(huge.status == 413)
+        #expect(try httpRequest(port: port, method: "POST", path: "/bridge/early", headers: []).status == 411)
+        // The server is still there for WebSocket clients, and for early requests.
+        #expect(try early(harness, [fetch(5, url)]).status == 200)
+        #expect(try await harness.fetch("/cached?cc=max-age%3D600").reply["status"]?.intValue == 200)
+    }
+
+    @Test func aTokenIsRequiredWhenTheBrokerHasOne() async throws {
+        let base = try await BrokerHarness.start { $0.token = "s3cret" }
+        defer { Task { await base.stop() } }
+        let line = Array(String(decoding: fetch(1, base.origin.url("/cached")).jsonBytes, as: UTF8.self).utf8)
+        let without = try httpRequest(port: base.server.port, method: "POST", path: "/bridge/early", headers: ["Origin: http://127.0.0.1:\(base.server.port)"], body: line)
+        #expect(without.status == 403)
+        let with = try httpRequest(port: base.server.port, method: "POST", path: "/bridge/early?token=s3cret", headers: ["Origin: http://127.0.0.1:\(base.server.port)"], body: line)
+        #expect(with.status == 200)
+    }
+}
