@@ -104,6 +104,8 @@ declare global {
     autoConnect?: boolean;
     /** false: do not polyfill window.webkit.messageHandlers. */
     messageHandlers?: boolean;
+    /** false: do not send the page's first fetches early over HTTP (POST /bridge/early) while the WebSocket opens. */
+    earlyPosts?: boolean;
     /** true or options: show the loading bar at once. */
     loadingBar?: boolean | BridgeLoadingBarOptions;
   }

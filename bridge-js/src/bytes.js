@@ -23,6 +23,14 @@ export function concatBytes(chunks, total) {
   return out;
 }
 
+let decoder = null;
+
+/** UTF-8 text out of bytes, through one TextDecoder made when first needed. */
+export function decodeUtf8(bytes) {
+  if (!decoder) decoder = new global.TextDecoder();
+  return decoder.decode(bytes);
+}
+
 export function utf8ByteLength(text) {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {

@@ -1,25 +1,21 @@
 // The connection to the broker, one per page: ids, posts in flight, the queue, reconnection and
-// request-body uploads. A transport (transport-*.js) carries its frames.
+// request-body uploads. A transport (transport-*.js) carries its frames; early.js carries the first
+// fetches over HTTP too while the WebSocket opens.
 
 import { utf8ByteLength } from "./bytes.js";
 import {
   DEFAULT_BACKOFF, DEFAULT_BROKER_URL, DEFAULT_QUEUE_TIMEOUT_MS, EARLY_IN_FLIGHT, EARLY_POST_BYTES, EMPTY_BYTES,
-  BATCH_LENGTH_BYTES, FRAME_HEADER_BYTES, FRAME_KIND_BATCH, FRAME_KIND_BODY, FRAME_KIND_WHOLE, MARKER, UPLOAD_CHUNK_BYTES,
+  FRAME_HEADER_BYTES, FRAME_KIND_BATCH, FRAME_KIND_BODY, FRAME_KIND_WHOLE, MARKER, UPLOAD_CHUNK_BYTES,
 } from "./constants.js";
+import { EarlyPosts } from "./early.js";
 import { global } from "./env.js";
 import { BridgeError, abortReason, errorFromBroker } from "./errors.js";
-import { Exchange, decodeFrame, encodeBodyFrame, envelopeText } from "./posts.js";
+import { Exchange, decodeFrame, eachBatchFrame, encodeBodyFrame, envelopeText, wholeHead } from "./posts.js";
 import { discardSnippet, snippetAdoptable, takeSnippet } from "./snippet.js";
 import { WebKitTransport } from "./transport-webkit.js";
 import { WebSocketTransport } from "./transport-websocket.js";
 import { normalizeSocketUrl, withToken } from "./urls.js";
 import { domException, hasOwn, safeCall } from "./util.js";
-
-let decoder = null;
-function textDecoder() {
-  if (!decoder) decoder = new global.TextDecoder();
-  return decoder;
-}
 
 /** The connection to the broker: ids, posts in flight, the queue, reconnection. */
 export class Client {
@@ -45,6 +41,10 @@ export class Client {
     // Makes the post that goes first on every connection, before the hello and anything queued:
     // () => ({name, body, settled(promise)}) or null. main.js sets it to `page.identity`.
     this.greeting = null;
+    // Early posts over HTTP (early.js): the page's native fetch, `(url, init) => Promise<Response>`,
+    // or null when they are off (main.js sets it; a broker without the endpoint turns it off).
+    this.earlyFetch = null;
+    this.earlyPosts = null;
     // The bootstrap snippet's socket, if the page has one (src/snippet.js): the first open() adopts
     // it or closes it.
     this.snippet = takeSnippet();
@@ -272,8 +272,13 @@ export class Client {
 
   onBinary(data) {
     const frame = decodeFrame(data);
-    if (frame && frame.kind === FRAME_KIND_WHOLE) return this.onWhole(frame);
     if (frame && frame.kind === FRAME_KIND_BATCH) return this.onBatch(frame.payload);
+    return this.onFrame(frame);
+  }
+
+  /** A decoded frame that is not a batch: a body chunk or a whole response (early.js hands them in too). */
+  onFrame(frame) {
+    if (frame && frame.kind === FRAME_KIND_WHOLE) return this.onWhole(frame);
     if (!frame || frame.kind !== FRAME_KIND_BODY) {
       this.report(new BridgeError("bad_message", "bridge-js received a malformed binary frame"));
       return;
@@ -286,17 +291,8 @@ export class Client {
 
   /** A batch: whole-response frames (of posts that asked with `batch`), each after its length. */
   onBatch(bytes) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let at = 0; at < bytes.byteLength; ) {
-      const length = at + BATCH_LENGTH_BYTES <= bytes.byteLength ? view.getUint32(at) : -1;
-      const begin = at + BATCH_LENGTH_BYTES;
-      const frame = length >= 0 && begin + length <= bytes.byteLength ? decodeFrame(bytes.subarray(begin, begin + length)) : null;
-      if (!frame || frame.kind !== FRAME_KIND_WHOLE) {
-        this.report(new BridgeError("bad_message", "bridge-js received a malformed batch frame"));
-        return;
-      }
-      this.onWhole(frame);
-      at = begin + length;
+    if (!eachBatchFrame(bytes, (frame) => this.onWhole(frame))) {
+      this.report(new BridgeError("bad_message", "bridge-js received a malformed batch frame"));
     }
   }
 
@@ -305,16 +301,10 @@ export class Client {
    * It is the post's reply: `spec.onWhole(head, body)` takes the body (a view of the frame), then the
    * post resolves with the head as its reply body. A post without onWhole (BridgeBroker.post with
    * `whole` in a fetch body) gets what the frame stands for: the `response` event and the body
-   * as one END frame through onEvent and onBinary.
+   * as one END frame through onEvent and onBinary. `head` is the parsed head when the caller has it.
    */
-  onWhole(frame) {
-    let head;
-    try {
-      head = JSON.parse(textDecoder().decode(frame.head));
-    } catch (_) {
-      head = null;
-    }
-    if (!head || typeof head !== "object") {
+  onWhole(frame, head = wholeHead(frame)) {
+    if (!head) {
       this.report(new BridgeError("bad_message", "bridge-js received a whole-response frame whose head is not a JSON object"));
       return;
     }
@@ -354,7 +344,13 @@ export class Client {
     exchange.state = "queued";
     this.queue.push(exchange);
     this.flushQueue();
-    if (exchange.state === "queued") this.armQueueTimer(exchange);
+    if (exchange.state !== "queued") return exchange;
+    this.armQueueTimer(exchange);
+    // A fetch the broker may have fresh goes at once over HTTP too, while the socket opens (early.js).
+    if (spec.early && this.earlyFetch && !this.transportOpen && exchange.expectsReply && !this.useWebKit()) {
+      if (!this.earlyPosts) this.earlyPosts = new EarlyPosts(this);
+      this.earlyPosts.hold(exchange);
+    }
     return exchange;
   }
 
@@ -419,16 +415,22 @@ export class Client {
    * not for the hello too, within limits any broker can take: at most EARLY_IN_FLIGHT posts, each one
    * expecting a reply (so a refusal comes back with its id), small (maxMessageBytes is not known yet)
    * and without a request body to stream (its chunk size depends on the hello). A post the broker
-   * refuses with `too_many_in_flight` before the hello was read is queued again (requeue).
+   * refuses with `too_many_in_flight` before the hello was read is queued again (requeue). A post
+   * an early HTTP post holds (early.js) waits for that answer; the posts after it need not.
    */
   flushQueue() {
-    while (this.queue.length && (this.isReady || (this.transportOpen && this.transport !== null))) {
-      const exchange = this.queue[0];
+    let index = 0;
+    while (index < this.queue.length && (this.isReady || (this.transportOpen && this.transport !== null))) {
+      const exchange = this.queue[index];
+      if (exchange.held) {
+        index++;
+        continue;
+      }
       const early = this.hello === null;
       if (early && !this.mayGoEarly(exchange)) return;
       const limit = early ? EARLY_IN_FLIGHT : this.limit("maxInFlight") || Infinity;
       if (exchange.expectsReply && this.pending.size >= limit) return;
-      this.queue.shift();
+      this.queue.splice(index, 1);
       this.dispatch(exchange, early);
     }
   }

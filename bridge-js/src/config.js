@@ -84,6 +84,7 @@ export function readConfig() {
     loadingBar: parseLoadingBar(attr("data-loading-bar"), preset.loadingBar),
     autoConnect: String(pick("data-auto-connect", "autoConnect")) !== "false",
     messageHandlers: String(pick("data-message-handlers", "messageHandlers")) !== "false",
+    earlyPosts: String(pick("data-early-posts", "earlyPosts")) !== "false",
     requestTimeout: timeout > 0 ? timeout : DEFAULT_REQUEST_TIMEOUT_MS,
     backoff: preset.backoff,
     queueTimeout: preset.queueTimeout,

@@ -31,6 +31,20 @@ export const DEFAULT_QUEUE_TIMEOUT_MS = 30000;
 // over the broker's maxInFlight is refused unrun and waits for its turn again.
 export const EARLY_IN_FLIGHT = 32;
 export const EARLY_POST_BYTES = 1024;
+// Early posts over HTTP (early.js): fetches queued before the WebSocket opens also go at once in one
+// POST to this path, asking for a fresh stored response only. Their ids count from 2^30, apart from
+// the WebSocket's; the broker takes at most this many fetch lines and bytes in one request.
+export const EARLY_PATH = "/bridge/early";
+export const EARLY_FIRST_ID = 1073741824;
+export const EARLY_MAX_FETCHES = 64;
+export const EARLY_MAX_BYTES = 256 * 1024;
+// A lookup in the broker's cache takes a few milliseconds: an answer this late frees its posts for
+// the WebSocket, which they would otherwise wait for without end.
+export const EARLY_ANSWER_TIMEOUT_MS = 3000;
+// The answer's frames: 1 byte kind (text or binary, as on a WebSocket), 4 bytes big-endian length.
+export const EARLY_FRAME_TEXT = 1;
+export const EARLY_FRAME_BINARY = 2;
+export const EARLY_FRAME_HEADER_BYTES = 5;
 export const DEFAULT_BACKOFF = { initial: 250, max: 30000, factor: 2 };
 export const WEBKIT_BINARY_PREFIX = "b64:";
 // Flow control (docs/PROTOCOL.md): at most this much of a fetch's response body is sent ahead of

@@ -107,6 +107,9 @@ class FetchRun {
       name: "fetch",
       body,
       upload,
+      // A request the broker may answer from its cache alone may also go early, over HTTP, before
+      // the WebSocket is open (early.js): a GET or HEAD without a body, in the default cache mode.
+      early: !upload && (plan.method === "GET" || plan.method === "HEAD") && body.cache === undefined,
       signal: plan.signal,
       onEvent: (name, payload) => {
         if (name === "response") this.onResponseHead(payload || {});

@@ -83,6 +83,10 @@ function start() {
     },
   };
 
+  // The page's first fetches may also go early over HTTP while the WebSocket opens (early.js), through
+  // the native fetch: the patched one would bridge the request itself.
+  if (config.earlyPosts && context.nativeFetch) client.earlyFetch = (url, init) => context.nativeFetch.call(global, url, init);
+
   const fetches = createFetch(context);
   // Built when the page first uses them: until then their code is only pre-parsed.
   const hasEventTarget = typeof global.EventTarget === "function";

@@ -1,8 +1,10 @@
 // Posts on the wire (docs/PROTOCOL.md): a post's envelope text, its lifecycle, and the binary
 // frames of request and response bodies.
 
-import { viewBytes } from "./bytes.js";
-import { FRAME_FLAG_END, FRAME_HEADER_BYTES, FRAME_KIND_BODY, FRAME_KIND_WHOLE, TWO_POW_32, WHOLE_HEAD_LENGTH_BYTES } from "./constants.js";
+import { decodeUtf8, viewBytes } from "./bytes.js";
+import {
+  BATCH_LENGTH_BYTES, FRAME_FLAG_END, FRAME_HEADER_BYTES, FRAME_KIND_BODY, FRAME_KIND_WHOLE, TWO_POW_32, WHOLE_HEAD_LENGTH_BYTES,
+} from "./constants.js";
 
 /** The 10-byte header of docs/PROTOCOL.md: kind, flags (END), 64-bit big-endian post id. */
 export function encodeBodyFrame(id, payload, end) {
@@ -42,6 +44,33 @@ export function decodeFrame(data) {
   return frame;
 }
 
+/** A whole-response frame's head (the reply body it stands for), or null when it is not a JSON object. */
+export function wholeHead(frame) {
+  try {
+    const head = JSON.parse(decodeUtf8(frame.head));
+    return head && typeof head === "object" ? head : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+/**
+ * Calls `take(frame)` for each whole-response frame of a batch's payload (kind 0x03), in order;
+ * false, after the frames before it, at one that is malformed or of another kind.
+ */
+export function eachBatchFrame(bytes, take) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 0; at < bytes.byteLength; ) {
+    const length = at + BATCH_LENGTH_BYTES <= bytes.byteLength ? view.getUint32(at) : -1;
+    const begin = at + BATCH_LENGTH_BYTES;
+    const frame = length >= 0 && begin + length <= bytes.byteLength ? decodeFrame(bytes.subarray(begin, begin + length)) : null;
+    if (!frame || frame.kind !== FRAME_KIND_WHOLE) return false;
+    take(frame);
+    at = begin + length;
+  }
+  return true;
+}
+
 /** One post: queued until the connection is ready, then in flight until its reply. */
 export class Exchange {
   constructor(client, spec) {
@@ -58,6 +87,8 @@ export class Exchange {
     this.retry = false;
     // The connection's first post (Client.greeting): it never waits out the queue timeout.
     this.greeting = false;
+    // The early HTTP post (early.js) that carries it while it waits in the queue: flushQueue skips it.
+    this.held = null;
     this.promise = new Promise((resolve, reject) => {
       this.resolvePromise = resolve;
       this.rejectPromise = reject;

@@ -158,6 +158,39 @@ export function decodeFrame(bytes) {
   };
 }
 
+/**
+ * The body of an answer to POST /bridge/early: each item a frame as the broker would send it on a
+ * WebSocket, a JSON envelope (an object, or a string taken as is) as a text frame, a Uint8Array as a
+ * binary frame; each frame is [kind 1 text / 2 binary][4-byte big-endian length][bytes].
+ */
+export function earlyAnswer(items) {
+  const frames = items.map((item) => item instanceof Uint8Array
+    ? [2, item]
+    : [1, new TextEncoder().encode(typeof item === "string" ? item : JSON.stringify(item))]);
+  const out = new Uint8Array(frames.reduce((total, [, bytes]) => total + 5 + bytes.byteLength, 0));
+  let at = 0;
+  for (const [kind, bytes] of frames) {
+    out[at] = kind;
+    new DataView(out.buffer).setUint32(at + 1, bytes.byteLength);
+    out.set(bytes, at + 5);
+    at += 5 + bytes.byteLength;
+  }
+  return out;
+}
+
+/** A batch message (kind 0x03) of whole responses, `[id, head, body]` each. */
+export function batchFrame(responses) {
+  const frames = responses.map(([id, head, body]) => wholeFrame(id, head, body));
+  const payload = new Uint8Array(frames.reduce((total, frame) => total + 4 + frame.byteLength, 0));
+  let at = 0;
+  for (const frame of frames) {
+    new DataView(payload.buffer).setUint32(at, frame.byteLength);
+    payload.set(frame, at + 4);
+    at += 4 + frame.byteLength;
+  }
+  return encodeFrame(0, payload, true, 3);
+}
+
 // --------------------------------------------------------------------------- fake WebSocket
 
 export class FakeWebSocket {
@@ -291,15 +324,7 @@ export class FakeWebSocket {
 
   /** A batch frame (kind 0x03) of whole responses, `[id, head, body]` each, as one message. */
   pushBatch(responses) {
-    const frames = responses.map(([id, head, body]) => wholeFrame(id, head, body));
-    const payload = new Uint8Array(frames.reduce((total, frame) => total + 4 + frame.byteLength, 0));
-    let at = 0;
-    for (const frame of frames) {
-      new DataView(payload.buffer).setUint32(at, frame.byteLength);
-      payload.set(frame, at + 4);
-      at += 4 + frame.byteLength;
-    }
-    this.onmessage?.({ type: "message", data: encodeFrame(0, payload, true, 3).buffer });
+    this.onmessage?.({ type: "message", data: batchFrame(responses).buffer });
   }
 
   fail(id, code, message = `${code} happened`) {
@@ -427,7 +452,11 @@ let current = null;
  * filename, readyState, webkit (a fake window.webkit), config (globalThis.BridgeBrokerConfig),
  * pageUrl (location.href), identityReply (how the fake broker answers page.identity, see FakeWebSocket),
  * snippet (the data-* attributes of a bootstrap snippet that runs first, as an inline script before
- * the shim's tag) and beforeShim(socket) (what the snippet's socket gets before the shim runs).
+ * the shim's tag) and beforeShim(socket) (what the snippet's socket gets before the shim runs),
+ * early (how the fake broker answers the shim's POST /bridge/early through the native fetch:
+ * `(call) => Response or a promise of one`, call being {url, body, init, lines}; by default 404, a
+ * broker without the endpoint, so the shim stops asking; env.earlyCalls records the calls, which
+ * are not in env.nativeCalls).
  */
 export function loadBridge(options = {}) {
   const page = setUpPage(options);
@@ -485,6 +514,8 @@ function setUpPage(options) {
   for (const name of ["BridgeBroker", "webkit", "__bridgeBrokerReceive", "__bridgeBrokerClose", "BridgeBrokerConfig", SNIPPET_KEY]) delete globalThis[name];
 
   const nativeCalls = [];
+  const earlyCalls = [];
+  const answerEarly = options.early ?? (() => new Response("no such path", { status: 404 }));
   const pageEvents = new EventTarget();
   globalThis.window = globalThis;
   globalThis.addEventListener = pageEvents.addEventListener.bind(pageEvents);
@@ -496,6 +527,12 @@ function setUpPage(options) {
   globalThis.XMLHttpRequest = FakeNativeXHR;
   globalThis.DOMParser = FakeDOMParser;
   globalThis.fetch = async function nativeFetch(input, init) {
+    if (init?.method === "POST" && new URL(String(input)).pathname === "/bridge/early") {
+      const body = String(init.body);
+      const call = { url: String(input), body, init, lines: body.split("\n").map((line) => JSON.parse(line)) };
+      earlyCalls.push(call);
+      return answerEarly(call);
+    }
     nativeCalls.push({ input, init });
     return new Response("from the native fetch");
   };
@@ -512,10 +549,10 @@ function setUpPage(options) {
   globalThis.document = document;
   if (options.webkit) globalThis.webkit = options.webkit;
   if (options.config) globalThis.BridgeBrokerConfig = options.config;
-  return { scriptUrl, script, document, nativeFetch, nativeCalls };
+  return { scriptUrl, script, document, nativeFetch, nativeCalls, earlyCalls };
 }
 
-function pageEnvironment({ script, document, nativeFetch, nativeCalls }) {
+function pageEnvironment({ script, document, nativeFetch, nativeCalls, earlyCalls }) {
   const bridge = globalThis.BridgeBroker;
   return {
     bridge,
@@ -523,6 +560,7 @@ function pageEnvironment({ script, document, nativeFetch, nativeCalls }) {
     script,
     nativeFetch,
     nativeCalls,
+    earlyCalls,
     get ws() {
       return FakeWebSocket.instances.at(-1);
     },

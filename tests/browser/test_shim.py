@@ -316,3 +316,36 @@ def test_a_broker_with_a_token_accepts_the_page_that_presents_it(site, driver):
         assert results["wrong"]["connected"] is False
     finally:
         broker.stop()
+
+
+def origin_count(site, path):
+    with urllib.request.urlopen(site["origin"] + "/count", timeout=10) as response:
+        return json.load(response).get(path, 0)
+
+
+def test_fetches_before_the_socket_opens_get_fresh_hits_over_the_early_request(site, driver):
+    """A page's first fetch() leaves before its WebSocket is open, as one POST /bridge/early for a
+    fresh stored response only (docs/PROTOCOL.md, Early requests): the first visit's answer says
+    not_cached and the fetch goes over the socket to the origin; the second visit's answer is the
+    hit itself, a whole-response frame, and the origin is not asked again."""
+    tag = f"early-{time.time()}"
+
+    def visit():
+        driver.get(f"{site['page']}/early.html?tag={tag}")
+        return driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "window.result.then(done, (error) => done({error: String(error)}));")
+
+    before = origin_count(site, "/cached")
+    first = visit()
+    second = visit()
+    assert "error" not in first and "error" not in second, (first, second)
+    assert origin_count(site, "/cached") - before == 1
+    assert first["status"] == second["status"] == 200
+    assert (second["type"], second["text"]) == (first["type"], first["text"])
+    # Text frames (kind 1) only: the reply not_cached. Then a binary frame (kind 2) that is a
+    # whole response (its first byte, the protocol frame's kind, 0x02).
+    assert [answer["status"] for answer in first["early"]] == [200]
+    assert [frame["kind"] for frame in first["early"][0]["frames"]] == [1], first["early"]
+    assert [answer["status"] for answer in second["early"]] == [200]
+    assert {"kind": 2, "first": 2} in second["early"][0]["frames"], second["early"]
