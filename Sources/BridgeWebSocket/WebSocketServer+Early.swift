@@ -10,6 +10,11 @@ final class EarlyRequest {
     var body: [UInt8] = []
     var overflowed = false
     var answer: [UInt8]?
+    /// When its head, its whole body and its answer arrived (`bridge_monotonic_ns`), for the debug log.
+    let began = bridge_monotonic_ns()
+    var bodyDone: UInt64 = 0
+    var answered: UInt64 = 0
+    var posts = 0
 
     init(serial: UInt64, info: ConnectionInfo) {
         self.serial = serial
@@ -19,7 +24,7 @@ final class EarlyRequest {
 
 /// Early requests answered by the broker, waiting for the service thread.
 struct EarlyAnswers {
-    var ready: [(serial: UInt64, answer: [UInt8])] = []
+    var ready: [(serial: UInt64, answer: [UInt8], at: UInt64)] = []
 }
 
 extension WebSocketServer {
@@ -83,7 +88,7 @@ extension WebSocketServer {
             earlyRequests[wsi] = nil
             return respondEarly(wsi, status: 413, origin: origin, message: "an early request holds at most \(EarlyPosts.maxRequestBytes) bytes")
         }
-        let lines: [[UInt8]]
+        let lines: [ClientMessage]
         do {
             lines = try EarlyPosts.parse(request.body)
         } catch {
@@ -91,12 +96,14 @@ extension WebSocketServer {
             return respondEarly(wsi, status: error.code == .tooLarge ? 413 : 400, origin: origin, message: error.message)
         }
         request.body = []
+        request.bodyDone = bridge_monotonic_ns()
+        request.posts = lines.count
         let serial = request.serial
         earlySerials[serial] = wsi
         EarlyPosts.run(lines, broker: broker, info: request.info) { [weak self] answer in
             guard let self else { return }
             let first = earlyAnswers.withLock { answers -> Bool in
-                answers.ready.append((serial, answer))
+                answers.ready.append((serial, answer, bridge_monotonic_ns()))
                 return answers.ready.count == 1
             }
             if first { loop.wake() }
@@ -106,14 +113,15 @@ extension WebSocketServer {
 
     /// Service thread: hands the answers the broker finished to their requests' connections.
     func drainEarlyAnswers() {
-        let ready = earlyAnswers.withLock { answers -> [(serial: UInt64, answer: [UInt8])] in
+        let ready = earlyAnswers.withLock { answers -> [(serial: UInt64, answer: [UInt8], at: UInt64)] in
             defer { answers.ready = [] }
             return answers.ready
         }
-        for (serial, answer) in ready {
+        for (serial, answer, at) in ready {
             // A request whose client went away meanwhile has no connection to answer on.
             guard let wsi = earlySerials.removeValue(forKey: serial), let request = earlyRequests[wsi] else { continue }
             request.answer = answer
+            request.answered = at
             lws_callback_on_writable(wsi)
         }
     }
@@ -124,7 +132,11 @@ extension WebSocketServer {
         guard let answer = request.answer else { return 0 }
         earlyRequests[wsi] = nil
         trafficCounters.sent.add(answer.count, ordering: .relaxed)
-        return respondEarly(wsi, status: 200, origin: request.info.origin, type: "application/octet-stream", body: answer)
+        let result = respondEarly(wsi, status: 200, origin: request.info.origin, type: "application/octet-stream", body: answer)
+        let micros = { (from: UInt64, to: UInt64) in (to &- from) / 1000 }
+        logger.debug(
+            "early request \(request.serial): \(request.posts) posts, \(answer.count) bytes answered; body in \(micros(request.began, request.bodyDone)) µs, posts answered in \(micros(request.bodyDone, request.answered)) µs, answer written \(micros(request.answered, bridge_monotonic_ns())) µs later")
+        return result
     }
 
     /// `LWS_CALLBACK_CLOSED_HTTP`: forgets an early request whose connection closed.

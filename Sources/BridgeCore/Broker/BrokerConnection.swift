@@ -85,6 +85,12 @@ public final class BrokerConnection: Sendable {
             }
             return
         }
+        receive(message)
+    }
+
+    /// Handles one frame from the client that was decoded already (`EarlyPosts` checks each line
+    /// of an early request by decoding it).
+    func receive(_ message: ClientMessage) {
         switch message {
         case .post(let name, let id, let body): post(name: name, id: id, body: body)
         case .cancel(let id): cancel(id: id)

@@ -26,13 +26,13 @@ public enum EarlyPosts {
     /// See `textKind`.
     public static let binaryKind: UInt8 = 2
 
-    /// The request body's posts, one envelope per line, checked: `page.identity` (without an id),
+    /// The request body's posts, one envelope per line, decoded and checked: `page.identity` (without an id),
     /// and `fetch` posts with an id, cache mode `fresh-only` and no request body.
-    public static func parse(_ body: [UInt8]) throws(BridgeError) -> [[UInt8]] {
+    public static func parse(_ body: [UInt8]) throws(BridgeError) -> [ClientMessage] {
         guard body.count <= maxRequestBytes else {
             throw BridgeError(.tooLarge, "an early request holds at most \(maxRequestBytes) bytes")
         }
-        var lines: [[UInt8]] = []
+        var lines: [ClientMessage] = []
         var fetches = 0
         for raw in body.split(separator: UInt8(ascii: "\n")) {
             let line = Array(raw.last == UInt8(ascii: "\r") ? raw.dropLast() : raw[...])
@@ -64,7 +64,7 @@ public enum EarlyPosts {
             default:
                 throw BridgeError(.badMessage, "line \(lines.count + 1): only page.identity and fetch posts go early, not \"\(name)\"")
             }
-            lines.append(line)
+            lines.append(message)
         }
         return lines
     }
@@ -73,11 +73,11 @@ public enum EarlyPosts {
     /// from any thread, with the answer: every frame the posts sent, each as
     /// `[kind][UInt32 big-endian length][bytes]`, once each has replied (or the answer is full, or
     /// the deadline passed).
-    public static func run(_ lines: [[UInt8]], broker: Broker, info: ConnectionInfo, completion: @escaping @Sendable ([UInt8]) -> Void) {
+    public static func run(_ lines: [ClientMessage], broker: Broker, info: ConnectionInfo, completion: @escaping @Sendable ([UInt8]) -> Void) {
         let sink = Collector(limit: maxAnswerBytes, completion: completion)
         let connection = broker.connect(sink: sink, info: info)
         sink.start(connection)
-        for line in lines { connection.receive(text: line) }
+        for line in lines { connection.receive(line) }
         let deadline = DispatchTime.now() + .nanoseconds(Int(deadline.components.seconds) * 1_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: deadline) { [weak sink] in sink?.finish() }
         connection.whenIdle { sink.finish() }

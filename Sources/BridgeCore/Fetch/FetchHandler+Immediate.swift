@@ -36,11 +36,15 @@ extension FetchHandler: ImmediateBridgeHandler {
         case .binary?, .none?: bodyLimit = Self.immediateBodyLimit
         }
         let follows = request.redirect != .manual
-        // The variant is chosen by the headers the task would send: identity headers and cookies included.
-        let hops = HopIdentity(request: request, identity: RequestIdentity(connection: call.connection), jar: cookies)
+        // The variant is chosen by the headers the task would send: identity headers and cookies
+        // included, worked out only for a response that varies (or a case the planner decides).
         guard let hit = cache.immediateHit(
             // A body over the flow-control window goes through the task, which waits for credit.
-            from: candidates, url: request.url, headers: hops.headers(request.headers, url: request.url, method: "GET", tainted: false), mode: request.cache,
+            from: candidates, url: request.url, requestHeaders: request.headers,
+            hopHeaders: {
+                HopIdentity(request: request, identity: RequestIdentity(connection: call.connection), jar: cookies)
+                    .headers(request.headers, url: request.url, method: "GET", tainted: false)
+            }, mode: request.cache,
             bodyLimit: min(bodyLimit, request.window ?? Int.max),
             accept: { entry in
                 !(follows && Self.redirectStatuses.contains(entry.status) && entry.headers.contains("location"))
