@@ -277,6 +277,13 @@ def phases(log, page_url):
                 start = params["timestamp"]
             elif url.endswith("/bridge.js"):
                 mark("shim requested", params["timestamp"])
+            elif "/bridge/early" in url:
+                mark("early requested", params["timestamp"])
+                found.setdefault("_early", params["requestId"])
+        elif method == "Network.responseReceived" and params.get("requestId") == found.get("_early"):
+            mark("early headers", params["timestamp"])
+        elif method == "Network.loadingFinished" and params.get("requestId") == found.get("_early"):
+            mark("early answered", params["timestamp"])
         elif method == "Network.responseReceived" and params.get("response", {}).get("url", "").endswith("/bridge.js"):
             mark("shim headers", params["timestamp"])
         elif method == "Network.webSocketCreated":
@@ -292,10 +299,11 @@ def phases(log, page_url):
             mark("hello received", params["timestamp"])
             mark("last frame received", params["timestamp"], first=False)
     found.pop("_socket", None)
+    found.pop("_early", None)
     return found
 
 
-PHASES = ["shim requested", "shim headers", "socket requested", "socket open", "hello received",
+PHASES = ["shim requested", "shim headers", "early requested", "early headers", "early answered", "socket requested", "socket open", "hello received",
           "first post sent", "last post sent", "last frame received", "document to first post"]
 
 
