@@ -234,6 +234,10 @@ class Bench:
             if trace_name:
                 self.devtools.start_tracing(pageload_trace.CATEGORIES)
             page = site.url(way.page, cross_site=way.cross_site, snippet=way.snippet, tag=not way.injected)
+            if self.args.early_posts and way.page == "shim":
+                # Before the shim, whether a tag or the host injects it: the page asks for early posts.
+                driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {
+                    "source": "window.BridgeBrokerConfig = Object.assign({earlyPosts: true}, window.BridgeBrokerConfig || {});"})
             if way.injected:
                 # Into this tab's next documents only: the context (and the tab) end with the load.
                 driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": site.injected_shim(way.cross_site)})
@@ -391,6 +395,8 @@ def main():
                         help="how the bench learns the load ended: await (default) the page's assignment of its result "
                              "through one DevTools call, or poll for it every 5 ms (what it did before 2026-11-24)")
     parser.add_argument("--profile", action="store_true", help="also record and print network milestones per load")
+    parser.add_argument("--early-posts", action="store_true",
+                        help="the shim's pages ask for early posts (BridgeBrokerConfig.earlyPosts; a --before shim without them ignores it)")
     parser.add_argument("--before", metavar="DIR", help="also run each chosen shim way with the shim of DIR/bridge-js/bridge.js (an older build), side by side")
     parser.add_argument("--cross-site", action="store_true",
                         help="also run each chosen shim way with the page naming the broker by localhost (another site), side by side")

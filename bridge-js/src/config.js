@@ -84,7 +84,9 @@ export function readConfig() {
     loadingBar: parseLoadingBar(attr("data-loading-bar"), preset.loadingBar),
     autoConnect: String(pick("data-auto-connect", "autoConnect")) !== "false",
     messageHandlers: String(pick("data-message-handlers", "messageHandlers")) !== "false",
-    earlyPosts: String(pick("data-early-posts", "earlyPosts")) !== "false",
+    // Off unless asked for: no gain measured on the page-load bench (docs/BENCHMARKS.md), and a
+    // cold page's misses cost a lookup before they go over the WebSocket.
+    earlyPosts: String(pick("data-early-posts", "earlyPosts")) === "true",
     requestTimeout: timeout > 0 ? timeout : DEFAULT_REQUEST_TIMEOUT_MS,
     backoff: preset.backoff,
     queueTimeout: preset.queueTimeout,

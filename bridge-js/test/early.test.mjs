@@ -3,7 +3,13 @@
 // WebSocket once it opens. The test plays the broker's HTTP endpoint through the fake native fetch.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadBridge, loadBridgeSources, waitFor, tick, earlyAnswer, wholeFrame, encodeFrame, batchFrame, PAGE_URL } from "../test-support/helpers.mjs";
+import { loadBridge as loadPage, loadBridgeSources as loadSources, waitFor, tick, earlyAnswer, wholeFrame, encodeFrame, batchFrame, PAGE_URL } from "../test-support/helpers.mjs";
+
+// Early posts are off unless a page asks: every page here asks with BridgeBrokerConfig.earlyPosts
+// unless the test's own configuration or attribute says otherwise.
+const asking = (options = {}) => ({ ...options, config: { earlyPosts: true, ...(options.config || {}) } });
+const loadBridge = (options) => loadPage(asking(options));
+const loadBridgeSources = (options) => loadSources(asking(options));
 
 const EARLY_FIRST_ID = 2 ** 30;
 
@@ -279,9 +285,24 @@ test("POST, a body, a non-default cache mode and a stream are not sent early; GE
   await Promise.allSettled([...others, ...eligible]);
 });
 
-test("data-early-posts=\"false\" and BridgeBrokerConfig.earlyPosts = false turn early posts off", async () => {
-  for (const options of [{ attributes: { "data-early-posts": "false" } }, { config: { earlyPosts: false } }]) {
-    const env = loadBridge({ ...options, early: allMisses });
+test("data-early-posts=\"true\" on the script tag turns early posts on", async () => {
+  const env = loadPage({ attributes: { "data-early-posts": "true" }, early: allMisses });
+  const pending = fetch("https://cdn.example.com/x");
+  await waitFor(() => env.earlyCalls.length === 1, "the early POST");
+  const ws = await env.socket();
+  ws.hello();
+  await answerOverSocket(ws, "x");
+  assert.equal(await (await pending).text(), "x");
+});
+
+test("early posts are off by default, and with data-early-posts=\"false\" or BridgeBrokerConfig.earlyPosts = false", async () => {
+  const off = [
+    () => loadPage({ early: allMisses }),
+    () => loadBridge({ attributes: { "data-early-posts": "false" }, early: allMisses }),
+    () => loadBridge({ config: { earlyPosts: false }, early: allMisses }),
+  ];
+  for (const load of off) {
+    const env = load();
     const pending = fetch("https://cdn.example.com/x");
     await tick(10);
     assert.equal(env.earlyCalls.length, 0);
