@@ -92,6 +92,7 @@ public final class BrokerServer: Sendable {
         socket.diagnosticEcho = configuration.diagnosticEcho
         socket.shimMaxAge = configuration.shimMaxAge
         socket.idlePollNeedsSpareCPU = configuration.idlePollNeedsSpareCPU
+        socket.earlyDeadline = configuration.earlyDeadline
         socket.idlePollMicroseconds = min(max(0, configuration.idlePollMicroseconds), BrokerServerConfiguration.maxIdlePollMicroseconds)
         if let metrics {
             let cache = self.cache

@@ -65,6 +65,9 @@ public struct BrokerServerConfiguration: Sendable {
 
     /// Poll only while the machine has a CPU to spare; tests of the hand-over turn it off.
     var idlePollNeedsSpareCPU = true
+    /// How long an early request's lookups may take (`EarlyPosts.deadline`); tests on a loaded
+    /// machine give them longer.
+    package var earlyDeadline = EarlyPosts.deadline
 
     /// The built-in `idlePollMicroseconds`.
     public static let defaultIdlePollMicroseconds = 200

@@ -100,7 +100,7 @@ extension WebSocketServer {
         request.posts = lines.count
         let serial = request.serial
         earlySerials[serial] = wsi
-        EarlyPosts.run(lines, broker: broker, info: request.info) { [weak self] answer in
+        EarlyPosts.run(lines, broker: broker, info: request.info, deadline: configuration.earlyDeadline) { [weak self] answer in
             guard let self else { return }
             let first = earlyAnswers.withLock { answers -> Bool in
                 answers.ready.append((serial, answer, bridge_monotonic_ns()))

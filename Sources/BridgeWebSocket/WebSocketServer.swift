@@ -32,6 +32,9 @@ public struct WebSocketServerConfiguration: Sendable {
     public var idlePollMicroseconds = 0
     /// Poll only while the machine has a CPU to spare (`ServiceLoop.SpareCPU`); tests turn it off.
     package var idlePollNeedsSpareCPU = true
+    /// How long an early request's lookups may take (`EarlyPosts.deadline`); tests on a loaded
+    /// machine give them longer.
+    package var earlyDeadline = EarlyPosts.deadline
 
     /// Creates the default configuration.
     public init() {}

@@ -20,7 +20,11 @@ struct CacheHarness {
         let directory = directory ?? NSTemporaryDirectory() + "cache-it-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try prepare(directory)
-        let base = try await BrokerHarness.start { $0.cacheDirectory = directory }
+        let base = try await BrokerHarness.start {
+            $0.cacheDirectory = directory
+            // Early requests' lookups under a loaded CI machine (AddressSanitizer, tests in parallel).
+            $0.earlyDeadline = .seconds(120)
+        }
         return CacheHarness(base: base, client: try await base.client())
     }
 

@@ -93,7 +93,10 @@ import Testing
     }
 
     @Test func aTokenIsRequiredWhenTheBrokerHasOne() async throws {
-        let base = try await BrokerHarness.start { $0.token = "s3cret" }
+        let base = try await BrokerHarness.start {
+            $0.token = "s3cret"
+            $0.earlyDeadline = .seconds(120)
+        }
         defer { Task { await base.stop() } }
         let line = Array(String(decoding: fetch(1, base.origin.url("/cached")).jsonBytes, as: UTF8.self).utf8)
         let without = try httpRequest(port: base.server.port, method: "POST", path: "/bridge/early", headers: ["Origin: http://127.0.0.1:\(base.server.port)"], body: line)

@@ -72,14 +72,18 @@ public enum EarlyPosts {
     /// Runs `lines` (from `parse`) on a new connection of `broker` and calls `completion` once,
     /// from any thread, with the answer: every frame the posts sent, each as
     /// `[kind][UInt32 big-endian length][bytes]`, once each has replied (or the answer is full, or
-    /// the deadline passed).
-    public static func run(_ lines: [ClientMessage], broker: Broker, info: ConnectionInfo, completion: @escaping @Sendable ([UInt8]) -> Void) {
+    /// `deadline` passed).
+    public static func run(
+        _ lines: [ClientMessage], broker: Broker, info: ConnectionInfo, deadline: Duration = EarlyPosts.deadline,
+        completion: @escaping @Sendable ([UInt8]) -> Void
+    ) {
         let sink = Collector(limit: maxAnswerBytes, completion: completion)
         let connection = broker.connect(sink: sink, info: info)
         sink.start(connection)
         for line in lines { connection.receive(line) }
-        let deadline = DispatchTime.now() + .nanoseconds(Int(deadline.components.seconds) * 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak sink] in sink?.finish() }
+        let (seconds, attoseconds) = deadline.components
+        let due = DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        DispatchQueue.global().asyncAfter(deadline: due) { [weak sink] in sink?.finish() }
         connection.whenIdle { sink.finish() }
     }
 
