@@ -72,13 +72,13 @@ extension WebSocketServer {
         }
     }
 
-    private func checkHandshake(_ wsi: OpaquePointer) -> Result<HandshakePolicy.Endpoint, HandshakeRefusal> {
-        var query = [CChar](repeating: 0, count: 4096)
-        let queryLength = bridge_lws_query(wsi, &query, 4096)
-        return policy.check(
-            path: header(wsi, WSI_TOKEN_GET_URI) ?? "",
+    /// The handshake policy's verdict on the request: for the WebSocket's own path, or for
+    /// `path` when another request (an early one) is judged as the bridge's handshake would be.
+    func checkHandshake(_ wsi: OpaquePointer, path: String? = nil) -> Result<HandshakePolicy.Endpoint, HandshakeRefusal> {
+        policy.check(
+            path: path ?? header(wsi, WSI_TOKEN_GET_URI) ?? "",
             origin: header(wsi, WSI_TOKEN_ORIGIN),
-            query: queryLength > 0 ? String(cString: query) : nil,
+            query: query(wsi),
             authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)
         )
     }

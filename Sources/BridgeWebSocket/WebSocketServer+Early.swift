@@ -38,12 +38,8 @@ extension WebSocketServer {
         guard lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 else {
             return respondEarly(wsi, status: 405, origin: origin, message: "/bridge/early takes POST", extra: "allow: POST\r\n")
         }
-        var query = [CChar](repeating: 0, count: 4096)
-        let queryLength = bridge_lws_query(wsi, &query, 4096)
-        let check = policy.check(
-            path: "/bridge", origin: origin, query: queryLength > 0 ? String(cString: query) : nil,
-            authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
-        if case .failure(let refusal) = check {
+        // The same loopback, origin and token rules as the socket's handshake.
+        if case .failure(let refusal) = checkHandshake(wsi, path: "/bridge") {
             logger.warning("refused an early request from \(peer(wsi)): \(refusal.reason)")
             return respondEarly(wsi, status: 403, origin: nil, message: refusal.reason)
         }

@@ -31,11 +31,7 @@ extension WebSocketServer {
 
     /// `GET /metrics`: the Prometheus text, when the request presents the token (if one is set).
     func serveMetrics(_ wsi: OpaquePointer, _ metrics: (ServerTraffic) -> [UInt8]) -> Int32 {
-        var query = [CChar](repeating: 0, count: 4096)
-        let queryLength = bridge_lws_query(wsi, &query, 4096)
-        if let refusal = policy.tokenRefusal(
-            query: queryLength > 0 ? String(cString: query) : nil, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
-        {
+        if let refusal = policy.tokenRefusal(query: query(wsi), authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)) {
             logger.warning("refused /metrics to \(peer(wsi)): \(refusal.reason)")
             let body = Array("401 Unauthorized: present the broker's token (?token= or Authorization: Bearer)\n".utf8)
             return respond(wsi, status: 401, type: "text/plain; charset=utf-8", extra: "www-authenticate: Bearer\r\n", body: body)

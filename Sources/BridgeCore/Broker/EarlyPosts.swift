@@ -77,48 +77,57 @@ public enum EarlyPosts {
         _ lines: [ClientMessage], broker: Broker, info: ConnectionInfo, deadline: Duration = EarlyPosts.deadline,
         completion: @escaping @Sendable ([UInt8]) -> Void
     ) {
-        let sink = Collector(limit: maxAnswerBytes, completion: completion)
+        let sink = Collector(limit: maxAnswerBytes, deadlines: broker.deadlines, completion: completion)
         let connection = broker.connect(sink: sink, info: info)
         sink.start(connection)
+        // On the broker's one deadline timer, as the posts' own deadlines: a dispatch timer per
+        // request would wake libdispatch's manager thread on every one (DeadlineTimer).
+        sink.keep(deadline: broker.deadlines.schedule(after: deadline) { [weak sink] in sink?.finish() })
         for line in lines { connection.receive(line) }
-        let (seconds, attoseconds) = deadline.components
-        let due = DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        DispatchQueue.global().asyncAfter(deadline: due) { [weak sink] in sink?.finish() }
         connection.whenIdle { sink.finish() }
     }
 
     /// The early connection's sink: collects its frames (not the hello) into the answer.
     final class Collector: ConnectionSink, @unchecked Sendable {
+        /// `connection` is there from `start` until `finish`: frames before it (the hello) and
+        /// after it are not the answer's.
         private struct State {
-            var started = false
             var answer: [UInt8] = []
-            var finished = false
             var connection: BrokerConnection?
+            /// The deadline's token on `deadlines`, cancelled when the answer goes first.
+            var deadline: UInt64?
         }
 
         private let limit: Int
+        private let deadlines: DeadlineTimer
         private let completion: @Sendable ([UInt8]) -> Void
         private let state = Mutex(State())
 
-        init(limit: Int, completion: @escaping @Sendable ([UInt8]) -> Void) {
+        init(limit: Int, deadlines: DeadlineTimer, completion: @escaping @Sendable ([UInt8]) -> Void) {
             self.limit = limit
+            self.deadlines = deadlines
             self.completion = completion
         }
 
         func start(_ connection: BrokerConnection) {
-            state.withLock {
-                $0.started = true
-                $0.connection = connection
+            state.withLock { $0.connection = connection }
+        }
+
+        /// Keeps the deadline's token for `finish` to cancel; cancels it at once if the answer went.
+        func keep(deadline token: UInt64) {
+            let gone: Bool = state.withLock { state in
+                if state.connection != nil { state.deadline = token }
+                return state.connection == nil
             }
+            if gone { deadlines.cancel(token) }
         }
 
         func send(_ bytes: [UInt8], binary: Bool) {
             let full: Bool = state.withLock { state in
-                guard state.started, !state.finished else { return false }
+                guard state.connection != nil else { return false }
                 guard state.answer.count + 5 + bytes.count <= limit else { return true }
                 state.answer.append(binary ? EarlyPosts.binaryKind : EarlyPosts.textKind)
-                let length = UInt32(bytes.count)
-                state.answer.append(contentsOf: [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
+                UInt32(bytes.count).forEachBigEndianByte { state.answer.append($0) }
                 state.answer.append(contentsOf: bytes)
                 return false
             }
@@ -136,14 +145,14 @@ public enum EarlyPosts {
 
         /// Sends the answer once; the posts still running are cancelled.
         func finish() {
-            let done: ([UInt8], BrokerConnection?)? = state.withLock { state in
-                guard !state.finished else { return nil }
-                state.finished = true
-                defer { state.answer = []; state.connection = nil }
-                return (state.answer, state.connection)
+            let done: ([UInt8], BrokerConnection, UInt64?)? = state.withLock { state in
+                guard let connection = state.connection else { return nil }
+                defer { state = State() }
+                return (state.answer, connection, state.deadline)
             }
-            guard let (answer, connection) = done else { return }
-            connection?.closed()
+            guard let (answer, connection, deadline) = done else { return }
+            if let deadline { deadlines.cancel(deadline) }
+            connection.closed()
             completion(answer)
         }
     }

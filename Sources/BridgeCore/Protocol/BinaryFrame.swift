@@ -89,8 +89,7 @@ public struct BinaryFrameHeader: Sendable, Equatable {
     public static func wholeResponseFrame(id: Int, head: [UInt8], body: [UInt8], headroom: Int) -> FrameBuffer {
         let framed = FrameBuffer(headroom: headroom, capacity: size + wholeHeadLengthSize + head.count + body.count)
         BinaryFrameHeader(id: id, isEnd: true).forEachByte(kind: wholeResponse) { framed.append($0) }
-        let length = UInt32(head.count)
-        for shift in stride(from: 24, through: 0, by: -8) { framed.append(UInt8(truncatingIfNeeded: length >> UInt32(shift))) }
+        UInt32(head.count).forEachBigEndianByte { framed.append($0) }
         framed.append(contentsOf: head)
         framed.append(contentsOf: body)
         return framed
@@ -104,8 +103,7 @@ public struct BinaryFrameHeader: Sendable, Equatable {
         let batched = FrameBuffer(headroom: headroom, capacity: capacity)
         BinaryFrameHeader(id: 0, isEnd: true).forEachByte(kind: batch) { batched.append($0) }
         for frame in frames {
-            let length = UInt32(frame.count)
-            for shift in stride(from: 24, through: 0, by: -8) { batched.append(UInt8(truncatingIfNeeded: length >> UInt32(shift))) }
+            UInt32(frame.count).forEachBigEndianByte { batched.append($0) }
             frame.withUnsafeBytes { batched.append(contentsOf: $0) }
         }
         return batched
@@ -118,5 +116,13 @@ public struct BinaryFrameHeader: Sendable, Equatable {
         forEachByte { framed.append($0) }
         framed.append(contentsOf: payload)
         return framed
+    }
+}
+
+extension UInt32 {
+    /// Calls `body` with the value's 4 bytes, most significant first: the lengths in whole-response
+    /// frames, batches and early answers (docs/PROTOCOL.md).
+    func forEachBigEndianByte(_ body: (UInt8) -> Void) {
+        for shift in stride(from: 24, through: 0, by: -8) { body(UInt8(truncatingIfNeeded: self >> UInt32(shift))) }
     }
 }
