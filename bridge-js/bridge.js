@@ -48,12 +48,12 @@ get settled(){return this.state==="settled";}
 abort(reason){this.client.cancel(this,reason);}
 resolve(value){if(this.settle())this.resolvePromise(value);}
 reject(error){if(this.settle())this.rejectPromise(error);}
-settle(){if(this.settled)return false;this.state="settled";clearTimeout(this.queueTimer);if(this.detachSignal)this.detachSignal();return true;}}function envelopeText(exchange){let text=`{"type":"post","name":${JSON.stringify(exchange.spec.name)}`;if(exchange.expectsReply)text+=`,"id":${exchange.id}`;if(exchange.bodyJson!==undefined)text+=`,"body":${exchange.bodyJson}`;return`${text}}`;}
+settle(){if(this.settled)return false;this.state="settled";clearTimeout(this.queueTimer);if(this.detachSignal)this.detachSignal();return true;}}function envelopeText(exchange){return postText(exchange.spec.name,exchange.expectsReply?exchange.id:null,exchange.bodyJson);}function postText(name,id,bodyJson){let text=`{"type":"post","name":${JSON.stringify(name)}`;if(id!==null)text+=`,"id":${id}`;if(bodyJson!==undefined)text+=`,"body":${bodyJson}`;return`${text}}`;}
 class EarlyPosts{constructor(client){this.client=client;this.nextId=EARLY_FIRST_ID;this.gathering=null;}
 hold(exchange){let batch=this.gathering;if(!batch){batch=this.gathering={exchanges:[],ids:new Map()};soon(()=>this.send(batch));}
 exchange.held=batch;batch.exchanges.push(exchange);}
 send(batch){if(this.gathering===batch)this.gathering=null;const client=this.client;const text=client.earlyFetch&&!client.transportOpen&&!client.useWebKit()?this.encode(batch):null;if(text===null)this.release(batch);else this.post(batch,text);}
-encode(batch){const greeting=this.client.greeting?this.client.greeting():null;const lines=greeting?[JSON.stringify({type:"post",name:greeting.name,body:greeting.body})]:[];let bytes=lines.length?utf8ByteLength(lines[0]):0;let full=false;for(const exchange of batch.exchanges){if(exchange.held!==batch||exchange.settled)continue;full=full||batch.ids.size>=EARLY_MAX_FETCHES;const line=full?"":fetchLine(exchange,this.nextId);const size=utf8ByteLength(line)+1;full=full||bytes+size>EARLY_MAX_BYTES;if(full){exchange.held=null;continue;}
+encode(batch){const greeting=this.client.greeting?this.client.greeting():null;const lines=greeting?[postText(greeting.name,null,JSON.stringify(greeting.body))]:[];let bytes=lines.length?utf8ByteLength(lines[0]):0;let full=false;for(const exchange of batch.exchanges){if(exchange.held!==batch||exchange.settled)continue;full=full||batch.ids.size>=EARLY_MAX_FETCHES;const line=full?"":fetchLine(exchange,this.nextId);const size=utf8ByteLength(line)+1;full=full||bytes+size>EARLY_MAX_BYTES;if(full){exchange.held=null;continue;}
 lines.push(line);bytes+=size;batch.ids.set(this.nextId++,exchange);}
 return batch.ids.size?lines.join("\n"):null;}
 url(){const client=this.client;const socket=absoluteUrl(client.url);return withToken(httpOriginOfSocket(client.url)+EARLY_PATH,client.token||(socket&&socket.searchParams.get("token")));}
@@ -63,7 +63,7 @@ const finals=new Map();for(const message of messages)if(message.final&&!finals.h
 for(const message of messages)deliver(client,message,served);}
 release(batch){let released=false;for(const exchange of batch.exchanges){if(exchange.held!==batch)continue;exchange.held=null;released=true;}
 if(released)this.client.flushQueue();}}
-function fetchLine(exchange,id){const body=Object.assign({},exchange.spec.body,{cache:"fresh-only"});delete body.batch;delete body.window;delete body.group;return`{"type":"post","name":${JSON.stringify(exchange.spec.name)},"id":${id},"body":${JSON.stringify(body)}}`;}
+function fetchLine(exchange,id){const body=Object.assign({},exchange.spec.body,{cache:"fresh-only"});delete body.batch;delete body.window;delete body.group;return postText(exchange.spec.name,id,JSON.stringify(body));}
 function readAnswer(bytes){const view=new DataView(bytes.buffer,bytes.byteOffset,bytes.byteLength);const messages=[];for(let at=0;at<bytes.byteLength;){const begin=at+EARLY_FRAME_HEADER_BYTES;const end=begin<=bytes.byteLength?begin+view.getUint32(at+1):Infinity;if(end>bytes.byteLength)return null;const data=bytes.subarray(begin,end);const kind=bytes[at];if(!(kind===EARLY_FRAME_TEXT?readEnvelope(data,messages):kind===EARLY_FRAME_BINARY&&readBinary(data,messages)))return null;at=end;}
 return messages;}
 function readEnvelope(data,messages){let envelope;try{envelope=JSON.parse(decodeUtf8(data));}catch(_){return false;}

@@ -9,7 +9,7 @@ import {
   EARLY_MAX_FETCHES, EARLY_PATH, FRAME_KIND_BATCH, FRAME_KIND_BODY, FRAME_KIND_WHOLE,
 } from "./constants.js";
 import { BridgeError } from "./errors.js";
-import { decodeFrame, eachBatchFrame, wholeHead } from "./posts.js";
+import { decodeFrame, eachBatchFrame, postText, wholeHead } from "./posts.js";
 import { absoluteUrl, httpOriginOfSocket, withToken } from "./urls.js";
 import { soon } from "./util.js";
 
@@ -48,7 +48,7 @@ export class EarlyPosts {
   /** The request body: the greeting, then one line per held fetch while the broker's limits allow. */
   encode(batch) {
     const greeting = this.client.greeting ? this.client.greeting() : null;
-    const lines = greeting ? [JSON.stringify({ type: "post", name: greeting.name, body: greeting.body })] : [];
+    const lines = greeting ? [postText(greeting.name, null, JSON.stringify(greeting.body))] : [];
     let bytes = lines.length ? utf8ByteLength(lines[0]) : 0;
     let full = false;
     for (const exchange of batch.exchanges) {
@@ -146,7 +146,7 @@ function fetchLine(exchange, id) {
   delete body.batch;
   delete body.window;
   delete body.group;
-  return `{"type":"post","name":${JSON.stringify(exchange.spec.name)},"id":${id},"body":${JSON.stringify(body)}}`;
+  return postText(exchange.spec.name, id, JSON.stringify(body));
 }
 
 /** The answer's frames as messages ({id, envelope} or {id, frame, head}, `final` for a post's last), or null when malformed. */

@@ -126,8 +126,13 @@ export class Exchange {
 }
 
 export function envelopeText(exchange) {
-  let text = `{"type":"post","name":${JSON.stringify(exchange.spec.name)}`;
-  if (exchange.expectsReply) text += `,"id":${exchange.id}`;
-  if (exchange.bodyJson !== undefined) text += `,"body":${exchange.bodyJson}`;
+  return postText(exchange.spec.name, exchange.expectsReply ? exchange.id : null, exchange.bodyJson);
+}
+
+/** A post envelope's text: `id` null for one that wants no reply, `bodyJson` undefined for none. */
+export function postText(name, id, bodyJson) {
+  let text = `{"type":"post","name":${JSON.stringify(name)}`;
+  if (id !== null) text += `,"id":${id}`;
+  if (bodyJson !== undefined) text += `,"body":${bodyJson}`;
   return `${text}}`;
 }
