@@ -26,6 +26,8 @@ patched fetch() sends the same calls through the broker. The ways:
                      opens while bridge.js downloads and compiles, and the shim adopts it
   shim-snippet-preload-warm  the same after preload for a returning visitor (as shim-preload-warm)
   shim-snippet-preload-maxage  and as shim-preload-maxage (the snippet, and bridge.js not asked for)
+  shim-injected-early-cold  the injected ways with early posts asked for (BridgeBrokerConfig.earlyPosts,
+  shim-injected-early-preload  as --early-posts does for every shim way): side by side with the two below
   shim-injected-cold the two shim ways with the shim injected by the host at document start instead
   shim-injected-preload  of the page's script tag (DevTools' Page.addScriptToEvaluateOnNewDocument,
                      with the BridgeBrokerConfig prelude the WebKit host puts before it: what a
@@ -101,6 +103,7 @@ class Way:
     cross_site: bool = False  # the page names the broker by localhost: another site than the origin (--cross-site)
     snippet: bool = False  # the page has the shim's bootstrap snippet inline before the shim's tag
     injected: bool = False  # the host injects the shim at document start; the page has no tag for it
+    early: bool = False  # the page asks for early posts (as --early-posts does for every shim way)
 
 
 WAYS = [
@@ -123,6 +126,9 @@ WAYS = [
     Way("shim-injected-cold", "through the shim injected by the host at document start, cold", "shim", injected=True),
     Way("shim-injected-preload", "through the shim injected by the host at document start, after `bridge-broker preload --page`",
         "shim", preload=True, injected=True),
+    Way("shim-injected-early-cold", "through the shim injected by the host, with early posts, cold", "shim", injected=True, early=True),
+    Way("shim-injected-early-preload", "through the shim injected by the host, with early posts, after `bridge-broker preload --page`",
+        "shim", preload=True, injected=True, early=True),
 ]
 SHIM_MAX_AGE = 3600
 
@@ -234,7 +240,7 @@ class Bench:
             if trace_name:
                 self.devtools.start_tracing(pageload_trace.CATEGORIES)
             page = site.url(way.page, cross_site=way.cross_site, snippet=way.snippet, tag=not way.injected)
-            if self.args.early_posts and way.page == "shim":
+            if (self.args.early_posts or way.early) and way.page == "shim":
                 # Before the shim, whether a tag or the host injects it: the page asks for early posts.
                 driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {
                     "source": "window.BridgeBrokerConfig = Object.assign({earlyPosts: true}, window.BridgeBrokerConfig || {});"})
@@ -330,6 +336,7 @@ def report(args, ways, results, load_before, load_after, started):
                                   ("shim-snippet-preload", "browser-seed", 0.85), ("shim-snippet-cold", "browser-cold", 0.8),
                                   ("shim-snippet-preload-warm", "browser-seed", 0.85),
                                   ("shim-injected-preload", "browser-seed", 0.85), ("shim-injected-cold", "browser-cold", 0.8),
+                                  ("shim-injected-early-preload", "browser-seed", 0.85), ("shim-injected-early-cold", "browser-cold", 0.8),
                                   ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8),
                                   ("shim-preload-maxage", "browser-seed", 0.85), ("shim-cold-maxage", "browser-cold", 0.8)):
         for name in (shim, shim + "-before", shim + "-xsite"):

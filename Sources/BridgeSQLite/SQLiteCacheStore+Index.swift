@@ -13,9 +13,11 @@ struct EntryIndex {
 
 extension SQLiteCacheStore {
     /// The index's entries for `key`: a hit served at once, with no SQLite query and no hop.
+    /// Empty when the URL surely has nothing stored: remembered so, or not among the stored URLs.
     public func entriesWithoutWaiting(for key: String) -> [CachedResponse]? {
         guard reader != nil, disabledReason == nil else { return nil }
-        return indexedEntries(for: key).entries
+        if let entries = indexedEntries(for: key).entries { return entries }
+        return keys.locked { $0.surelyAbsent(key) } ? [] : nil
     }
 
     /// The body of `entry` from the memory tier; nil when only SQLite or a file has it.

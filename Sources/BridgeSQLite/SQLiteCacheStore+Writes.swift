@@ -40,6 +40,8 @@ extension SQLiteCacheStore {
             defer { health.nextAccess += 1 }
             return health.nextAccess
         }
+        // Before the row exists: "nothing stored" must never be said of a URL that has a row.
+        keys.locked { $0.insert(entry.url) }
         do {
             let outcome = try {
                 try connection.transaction { () throws -> (removed: [(Int64, String?)], evicted: Int, entries: Int, bytes: Int, id: Int64, listed: [CachedResponse]) in
@@ -97,6 +99,7 @@ extension SQLiteCacheStore {
                 (health.entries, health.bytes) = (outcome.entries, outcome.bytes)
                 health.evictions += outcome.evicted
             }
+            if outcome.evicted > 0 { reloadKeysIfStale(on: connection) }
             return true
         } catch {
             if let file { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + file) }
@@ -177,13 +180,15 @@ extension SQLiteCacheStore {
         guard let writer, disabledReason == nil else { return 0 }
         do {
             let outcome = try await writer.run { connection in
-                try connection.transaction {
+                let outcome = try connection.transaction {
                     let doomed = try connection.query("SELECT id, file FROM cache_entries WHERE \(condition)", values) {
                         ($0.int(at: 0), $0.string(at: 1))
                     }
                     try connection.run("DELETE FROM cache_entries WHERE \(condition)", values)
                     return (doomed, try Self.totals(connection))
                 }
+                self.reloadKeys(on: connection, entries: outcome.1.entries)
+                return outcome
             }
             forget(outcome.0)
             invalidateIndex(nil)

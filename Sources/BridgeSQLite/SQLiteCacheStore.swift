@@ -62,6 +62,7 @@ public final class SQLiteCacheStore: CacheStore {
     let reader: SerialConnection?
     let memory: Mutex<LRUCache<Int64, [UInt8]>>
     let index = Mutex(EntryIndex())
+    let keys = Mutex(StoredKeys())
     let health = Mutex(Health())
     let log: @Sendable (String) -> Void
     let bodiesPath: String
@@ -113,6 +114,7 @@ public final class SQLiteCacheStore: CacheStore {
                 (health.entries, health.bytes, health.nextAccess) = (opened.2, opened.3, opened.4 + 1)
             }
             sweepOrphanFiles()
+            opened.0.enqueue { connection in self.loadKeys(on: connection) }
         }
     }
 

@@ -180,4 +180,40 @@ struct ImmediateHitTests {
         hit.send("/fresh/50", id: 4)
         #expect(hit.replyNow(4)?["body"]?["bodyBytes"] == 50)
     }
+
+    @Test func aFreshOnlyMissWithNothingStoredIsAnsweredAtOnceAsTheTaskAnswersIt() async throws {
+        let fast = HitRig(), slow = HitRig(immediate: false)
+        for rig in [fast, slow] {
+            post(rig.connection, ["type": "post", "name": "progress.subscribe", "id": 1])
+            _ = try await rig.sink.reply(1)
+            rig.send("/fresh/5", id: 2, [("cache", "fresh-only"), ("group", "page")])
+        }
+        // No await between the post and this check: nothing stored, so no task and no lookup.
+        let reply = try #require(fast.replyNow(2))
+        #expect(reply["error"]?["code"] == "not_cached")
+        #expect(try await slow.sink.reply(2) == reply)
+        for rig in [fast, slow] {
+            var events: [JSONValue] = []
+            for _ in 0..<500 where events.last?["body"]?["phase"] != "failed" {
+                try await Task.sleep(for: .milliseconds(5))
+                events = rig.sink.jsonFrames.filter { $0["name"] == "progress.request" }
+            }
+            #expect(events.compactMap { $0["body"]?["phase"]?.stringValue } == ["queued", "connecting", "failed"])
+            #expect(events.last?["body"]?["url"] == "http://a.example/fresh/5" && events.last?["body"]?["error"]?["code"] == "not_cached")
+            let group = rig.sink.jsonFrames.filter { $0["name"] == "group.progress" }.compactMap { $0["body"] }
+            #expect(group.last?["finished"] == 1)
+            #expect(rig.rig.upstream.count == 0 && rig.broker.progress.totals.failed == 1)
+        }
+
+        // Something stored, even stale, is the planner's to decide: the task answers.
+        _ = try await fast.fetch("/fresh/5", id: 3)
+        fast.rig.clock.set(T0 + 120)
+        fast.send("/fresh/5", id: 4, [("cache", "fresh-only")])
+        #expect(fast.replyNow(4) == nil)
+        #expect(try await fast.sink.reply(4)["error"]?["code"] == "not_cached")
+        // only-if-cached asks the store itself: a sure "nothing" is only fresh-only's to take.
+        fast.send("/fresh/6", id: 5, [("cache", "only-if-cached")])
+        #expect(fast.replyNow(5) == nil)
+        #expect(try await fast.sink.reply(5)["error"]?["code"] == "not_cached")
+    }
 }

@@ -8,8 +8,10 @@ struct SQLiteImmediateReadTests {
         let directory = TemporaryDirectory()
         let cache = SQLiteCacheStore(configuration: configuration(directory))
         let url = "https://a.test/x"
-        // Nothing is listed for a URL before its first lookup.
-        #expect(cache.entriesWithoutWaiting(for: url) == nil)
+        // The stored URLs are listed at open, on the writer's queue: once a write is through,
+        // a URL never stored surely has nothing.
+        #expect(await store(cache, entry("https://a.test/other"), pattern(1)))
+        #expect(cache.entriesWithoutWaiting(for: url) == [])
         #expect(await store(cache, entry(url), pattern(300)))
         // A store lists the URL and keeps the body in memory: the first request after it (a
         // preloaded resource) is served at once, with no awaited lookup before it.
@@ -23,6 +25,7 @@ struct SQLiteImmediateReadTests {
         #expect(replacing.count == 1 && replacing[0] != stored)
         #expect(cache.bodyWithoutWaiting(of: replacing[0]) == pattern(10))
         _ = await cache.clear(.all)
+        // A URL that had entries is asked of SQLite again (its hash stays until the set is rebuilt).
         #expect(cache.entriesWithoutWaiting(for: url) == nil)
         _ = await cache.entries(for: url)
         #expect(cache.entriesWithoutWaiting(for: url) == [])
@@ -90,5 +93,48 @@ struct SQLiteImmediateReadTests {
         ]
         #expect(ids.allSatisfy { $0 != nil } && Set(ids).count == 3)
         #expect(try await read(first, "https://a.test/2") == pattern(20))
+    }
+
+    @Test func aReopenedStoreKnowsWhichURLsHaveNothingWithoutAQuery() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            let cache = SQLiteCacheStore(configuration: configuration(directory))
+            for index in 0..<20 { #expect(await store(cache, entry("https://a.test/\(index)"), pattern(10))) }
+        }
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        #expect(await store(cache, entry("https://a.test/new"), pattern(10)))
+        // Stored before the open: not in the index, so asked of SQLite; never stored: nothing.
+        for index in 0..<20 { #expect(cache.entriesWithoutWaiting(for: "https://a.test/\(index)") == nil) }
+        #expect(cache.entriesWithoutWaiting(for: "https://a.test/new")?.count == 1)
+        #expect(cache.entriesWithoutWaiting(for: "https://a.test/never") == [])
+        #expect(await cache.entries(for: "https://a.test/3").count == 1)
+    }
+
+    @Test func deletionsRebuildTheStoredURLsOnceTheyOutnumberTheEntries() async throws {
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        let count = StoredKeys.slack + 10
+        let urls = (0..<count).map { "https://a.test/\($0)" }
+        // One transaction's worth of rows, as another process would leave them, then a store.
+        try cache.writer?.runBlocking { connection in
+            try connection.transaction {
+                for (index, url) in urls.enumerated() {
+                    try connection.run(
+                        "INSERT INTO cache_entries (id, url, vary, status, headers, request_time, response_time, size, accessed) VALUES (?, ?, '[]', 200, '[]', 0, 0, 0, 0)",
+                        [.integer(Int64(index + 1)), .text(url)])
+                }
+            }
+        }
+        // Rows written behind the store's back are not in its set: only fresh-only takes that risk.
+        #expect(cache.entriesWithoutWaiting(for: urls[0]) == [])
+        cache.writer?.enqueue { cache.loadKeys(on: $0) }
+        #expect(await store(cache, entry("https://b.test/kept"), pattern(10)))
+        #expect(cache.entriesWithoutWaiting(for: urls[0]) == nil)
+        // Deleting them leaves their hashes past the slack: the set is built again, without them.
+        _ = await cache.clear(.prefix("https://a.test/"))
+        #expect(cache.entriesWithoutWaiting(for: urls[0]) == [])
+        // The clear forgot the index: the kept URL is asked of SQLite, never said to have nothing.
+        #expect(cache.entriesWithoutWaiting(for: "https://b.test/kept") == nil)
+        #expect(await cache.entries(for: "https://b.test/kept").count == 1)
     }
 }

@@ -12,7 +12,8 @@ public protocol CacheStore: Sendable {
     /// Opens the body of `entry` for reading and marks the entry used (LRU); nil when it is gone.
     func body(of entry: CachedResponse) async -> CacheBody?
     /// The variants under `key` when the store can list them at once from memory, else nil
-    /// (the caller then awaits `entries(for:)`). It must never block on I/O.
+    /// (the caller then awaits `entries(for:)`). It must never block on I/O. Empty means nothing
+    /// is stored under `key` as far as this process knows (a `fresh-only` miss answered at once).
     func entriesWithoutWaiting(for key: String) -> [CachedResponse]?
     /// The whole body of `entry` when the store holds it in memory, marking the entry used
     /// (LRU) as `body(of:)` does; nil when reading it would wait. It must never block on I/O.

@@ -55,6 +55,20 @@ extension HTTPCache {
         return candidates
     }
 
+    /// Whether a `fresh-only` request for `url` surely fails `not_cached` now, as `send` would:
+    /// the store knows without waiting that nothing is stored and no commit for the URL is running.
+    /// A miss of an early request is then answered at once (EarlyPosts), with no task and no query.
+    public func surelyNotCached(url: String, mode: CacheMode) -> Bool {
+        guard mode == .freshOnly else { return false }
+        let key = CacheKey.primary(for: url)
+        return !commits.isPending(key) && store.entriesWithoutWaiting(for: key)?.isEmpty == true
+    }
+
+    /// The error `send` throws when nothing usable is stored and the mode forbids the network.
+    static func notCached(_ url: String) -> BridgeError {
+        BridgeError(.notCached, "\(url) has no usable response in the cache")
+    }
+
     /// `immediateHit` for the `candidates` that `immediateCandidates(url:mode:)` gave.
     ///
     /// `requestHeaders` are the headers the request itself carries; `hopHeaders` gives them with

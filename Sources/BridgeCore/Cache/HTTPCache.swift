@@ -121,7 +121,7 @@ public final class HTTPCache: Sendable {
         let plan = planner.plan(request: cacheRequest, mode: mode, storedCandidates: candidates, now: clock.now())
         switch plan {
         case .fail:
-            throw BridgeError(.notCached, "\(request.url) has no usable response in the cache")
+            throw Self.notCached(request.url)
         case .serveStored(let reply):
             guard let body = await store.body(of: reply.entry) else {
                 // Evicted between lookup and read: look again (it is no longer listed).

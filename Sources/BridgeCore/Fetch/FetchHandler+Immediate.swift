@@ -25,7 +25,9 @@ extension FetchHandler: ImmediateBridgeHandler {
         // Stored Set-Cookie lines for a headless client come from the task's delivery.
         guard request.method == "GET", request.body == .none, !request.exposeSetCookie else { return nil }
         // A miss stops here, before the hop's headers and cookies are worked out for nothing.
-        guard let candidates = cache.immediateCandidates(url: request.url, mode: request.cache) else { return nil }
+        guard let candidates = cache.immediateCandidates(url: request.url, mode: request.cache) else {
+            return cache.surelyNotCached(url: request.url, mode: request.cache) ? notCachedAtOnce(call, request) : nil
+        }
         if case .refused = rules.check(FetchRequest.ruleForm(of: request.url)) { return nil }
         let configuration = call.configuration
         let bodyLimit: Int
@@ -53,6 +55,22 @@ extension FetchHandler: ImmediateBridgeHandler {
             })
         else { return nil }
         return ImmediateHitDelivery(call: call, request: request, hit: hit).run()
+    }
+
+    /// The `not_cached` failure of a `fresh-only` request with nothing stored, as the task would
+    /// fail it (a URL the rules refuse is left to the task, which says `forbidden`), seen by the
+    /// progress stream and the page's group alike.
+    func notCachedAtOnce(_ call: HandlerCall, _ request: FetchRequest) -> ImmediateReply? {
+        if case .refused = rules.check(FetchRequest.ruleForm(of: request.url)) { return nil }
+        let connection = call.connection
+        let groupToken = request.group.map { connection.groups.start(group: $0) }
+        let trace = connection.broker.progress.begin(
+            source: .fetch, url: request.url, method: request.method, group: request.group, connection: connection.number)
+        trace.connecting(url: request.url)
+        let error = HTTPCache.notCached(request.url)
+        trace.fail(error)
+        if let group = request.group, let groupToken { connection.groups.finish(group: group, token: groupToken) }
+        return .failure(error)
     }
 
     /// The statuses `finalHop` follows when they carry a `Location`.
