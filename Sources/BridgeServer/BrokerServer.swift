@@ -74,7 +74,9 @@ public final class BrokerServer: Sendable {
         self.cookies = cookies
         let fetch = FetchHandler(upstream: metered, rules: rules, cache: cache, cookies: cookies)
         broker.register("fetch", fetch)
-        broker.register("preload", PreloadHandler(fetch: fetch))
+        let pages = PreloadedPages()
+        broker.register("preload", PreloadHandler(fetch: fetch, pages: pages))
+        broker.register("page.preloaded", PagePreloadedHandler(pages: pages))
         broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress))
         broker.register("cache.stats", CacheStatsHandler(cache: cache))
         broker.register("cache.clear", CacheClearHandler(cache: cache))

@@ -44,12 +44,20 @@ import Testing
             "javascript:alert(1) skipped", "https://b.example/fresh/20 stored", "http://a.example/fresh/10 stored", "http://a.example/fresh/30 stored",
         ])
         #expect(reply["sources"]?.arrayValue?[0] == ["kind": "page", "url": "http://a.example/page", "status": 200, "resources": 4])
+        // What it stored is what page.preloaded asks for, in the order fetched.
+        #expect(rig.pages.resources(of: "http://a.example/page") == [
+            "https://b.example/fresh/20", "http://a.example/fresh/10", "http://a.example/fresh/30",
+        ])
         // Without includePage the page itself is not stored.
         let page1 = try await rig.call("fetch", ["url": "http://a.example/page", "cache": "only-if-cached"], id: 2)
         #expect(page1["error"]?["code"] == "not_cached")
 
         let included = try await rig.preload(["page": "http://a.example/page", "includePage": true, "priority": "listed"], id: 3)
         #expect(results(included).first == "http://a.example/page stored")
+        // The page itself is not among its resources, and the latest preload's order counts.
+        #expect(rig.pages.resources(of: "http://a.example/page") == [
+            "http://a.example/fresh/10", "http://a.example/fresh/30", "https://b.example/fresh/20",
+        ])
         let page2 = try await rig.call("fetch", ["url": "http://a.example/page", "cache": "only-if-cached"], id: 4)
         #expect(page2["ok"] == true)
     }

@@ -12,6 +12,8 @@ struct PreloadRig {
     let broker: Broker
     let connection: BrokerConnection
     let inFlight: InFlightCounter
+    /// What the preloads of pages recorded.
+    let pages = PreloadedPages()
 
     init(page: String = "", manifest: String = "", rules: URLRules = URLRules(allow: ["*"]), delay: Duration = .zero) {
         let inFlight = InFlightCounter()
@@ -36,7 +38,7 @@ struct PreloadRig {
         broker = Broker()
         let fetch = FetchHandler(upstream: rig.upstream, rules: rules, cache: rig.cache)
         broker.register("fetch", fetch)
-        broker.register("preload", PreloadHandler(fetch: fetch))
+        broker.register("preload", PreloadHandler(fetch: fetch, pages: pages))
         broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress))
         connection = broker.connect(sink: sink, info: ConnectionInfo(origin: nil, peer: "t"))
     }

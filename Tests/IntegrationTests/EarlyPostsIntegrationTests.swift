@@ -92,6 +92,43 @@ import Testing
         #expect(try await harness.fetch("/cached?cc=max-age%3D600").reply["status"]?.intValue == 200)
     }
 
+    @Test func aPreloadedPageGetsItsStoredResourcesFromOneLineAtItsStart() async throws {
+        let harness = try await CacheHarness.start { _ in }
+        defer { Task { await harness.stop() } }
+        let pageURL = harness.origin.url("/pageload?way=links&n=3&size=2000&max-age=600")
+        let preload = try await harness.client.post("preload", ["page": .string(pageURL)])
+        #expect(preload["totals"]?["stored"]?.intValue == 3)
+        let asked = harness.origin.requestCount("/cached")
+        let template: JSONValue = ["responseBody": "binary", "whole": 262_144, "cache": "default", "credentials": "same-origin"]
+        let line: JSONValue = [
+            "type": "post", "name": "page.preloaded", "id": 1,
+            "body": ["page": .string(pageURL + "#top"), "firstId": 100, "fetch": template],
+        ]
+        let answer = try early(harness, [identity, line])
+        #expect(answer.status == 200)
+        let texts = answer.frames.filter { !$0.binary }.compactMap { try? JSONParser.parse($0.bytes) }
+        let reply = try #require(texts.first { $0["type"]?.stringValue == "reply" && $0["id"]?.intValue == 1 })
+        let list = try #require(reply["body"]?["urls"]?.arrayValue)
+        let urls = list.compactMap(\.stringValue)
+        #expect(urls.count == 3 && urls.allSatisfy { $0.contains("/cached?cc=max-age%3D600&size=2000&r=") })
+        // One whole response per resource, under ids 100, 101, 102 in the reply's order.
+        let whole = answer.frames.filter { $0.binary && $0.bytes.first == 2 }
+        let ids = whole.map { $0.bytes[2..<10].reduce(0) { $0 << 8 | Int($1) } }
+        #expect(ids.sorted() == [100, 101, 102])
+        #expect(whole.allSatisfy { $0.bytes.count > 2000 })
+        #expect(harness.origin.requestCount("/cached") == asked, "fresh-only: nothing went upstream")
+
+        // A page never preloaded: nothing but the reply's empty list.
+        let other: JSONValue = ["type": "post", "name": "page.preloaded", "id": 1, "body": ["page": "http://127.0.0.1/never", "firstId": 2]]
+        let none = try early(harness, [other])
+        #expect(none.frames.count == 1)
+        #expect(none.frames.first.flatMap { try? JSONParser.parse($0.bytes) }?["body"]?["urls"]?.arrayValue == [])
+        // Beside a fetch, or without an id, it is refused.
+        #expect(try early(harness, [line, fetch(7, pageURL)]).status == 413)
+        let anonymous: JSONValue = ["type": "post", "name": "page.preloaded", "body": ["page": .string(pageURL), "firstId": 2]]
+        #expect(try early(harness, [anonymous]).status == 400)
+    }
+
     @Test func aTokenIsRequiredWhenTheBrokerHasOne() async throws {
         let base = try await BrokerHarness.start {
             $0.token = "s3cret"

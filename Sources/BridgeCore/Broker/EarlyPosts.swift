@@ -27,7 +27,8 @@ public enum EarlyPosts {
     public static let binaryKind: UInt8 = 2
 
     /// The request body's posts, one envelope per line, decoded and checked: `page.identity` (without an id),
-    /// and `fetch` posts with an id, cache mode `fresh-only` and no request body.
+    /// `fetch` posts with an id, cache mode `fresh-only` and no request body, or one
+    /// `page.preloaded` with an id (whose fetches are `fresh-only`) and no fetch beside it.
     public static func parse(_ body: [UInt8]) throws(BridgeError) -> [ClientMessage] {
         guard body.count <= maxRequestBytes else {
             throw BridgeError(.tooLarge, "an early request holds at most \(maxRequestBytes) bytes")
@@ -49,6 +50,13 @@ public enum EarlyPosts {
             switch name {
             case "page.identity":
                 break
+            case "page.preloaded":
+                // Its fetches stand for a whole request's worth: nothing else asks beside it.
+                guard id != nil else { throw BridgeError(.badMessage, "line \(lines.count + 1): page.preloaded needs an id") }
+                fetches += PreloadedPages.maxResources
+                guard fetches <= maxFetches else {
+                    throw BridgeError(.tooLarge, "an early request with page.preloaded holds no other fetch")
+                }
             case "fetch":
                 guard id != nil else { throw BridgeError(.badMessage, "line \(lines.count + 1): an early fetch needs an id") }
                 guard postBody["cache"]?.stringValue == "fresh-only" else {
@@ -62,7 +70,7 @@ public enum EarlyPosts {
                     throw BridgeError(.tooLarge, "an early request holds at most \(maxFetches) fetches")
                 }
             default:
-                throw BridgeError(.badMessage, "line \(lines.count + 1): only page.identity and fetch posts go early, not \"\(name)\"")
+                throw BridgeError(.badMessage, "line \(lines.count + 1): only page.identity, page.preloaded and fetch posts go early, not \"\(name)\"")
             }
             lines.append(message)
         }

@@ -9,13 +9,17 @@ import Foundation
 public struct PreloadHandler: BridgeHandler {
     /// The fetch path resources go through: its upstream, URL rules and cache.
     public let fetch: FetchHandler
+    /// Where a page's preload records the resources it stored, for `page.preloaded`.
+    public let pages: PreloadedPages?
 
     /// The largest page or manifest a preload reads.
     public static let maxDocumentBytes = 8 * 1024 * 1024
 
-    /// Creates the handler over the broker's `fetch` handler.
-    public init(fetch: FetchHandler) {
+    /// Creates the handler over the broker's `fetch` handler; a page's preload records its
+    /// resources in `pages`.
+    public init(fetch: FetchHandler, pages: PreloadedPages? = nil) {
         self.fetch = fetch
+        self.pages = pages
     }
 
     public func handle(_ call: HandlerCall) async throws -> JSONValue {
@@ -58,6 +62,10 @@ public struct PreloadHandler: BridgeHandler {
         outcomes += plan.skipped
         // Entries commit just after their last byte: wait, so a page opened after the reply hits.
         await fetch.cache?.waitForPendingWrites()
+        if let page = request.page, let pages {
+            let usable: Set<PreloadOutcome.Result> = [.cached, .stored]
+            pages.record(page: page, resources: outcomes.filter { usable.contains($0.result) && $0.resource.url != page }.map(\.resource.url))
+        }
         let elapsed = ContinuousClock.now - started
         return [
             "resources": .array(outcomes.map(\.json)),

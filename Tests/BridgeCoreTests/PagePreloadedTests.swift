@@ -1,0 +1,56 @@
+import BridgeCore
+import Testing
+
+/// `page.preloaded`: the fresh stored resources of a page's last preload, asked for at once.
+struct PagePreloadedTests {
+    private func rig(_ pages: PreloadedPages) -> HitRig {
+        let hit = HitRig()
+        hit.broker.register("page.preloaded", PagePreloadedHandler(pages: pages))
+        return hit
+    }
+
+    private func ask(_ hit: HitRig, id: Int, _ body: JSONValue) {
+        post(hit.connection, ["type": "post", "name": "page.preloaded", "id": .integer(id), "body": body])
+    }
+
+    @Test func eachResourceIsAFreshOnlyFetchUnderTheIdsTheClientGave() async throws {
+        let pages = PreloadedPages()
+        let hit = rig(pages)
+        pages.record(page: "http://a.example/page", resources: ["http://a.example/fresh/5", "http://a.example/fresh/7"])
+        _ = try await hit.fetch("/fresh/5", id: 1)
+        // The template's cache mode and body are the broker's to set: fresh-only, none.
+        ask(hit, id: 10, ["page": "http://a.example/page#section", "firstId": 20, "fetch": ["cache": "reload", "body": "x", "responseBody": "text"]])
+        let reply = try #require(hit.replyNow(10))
+        #expect(reply["body"]?["urls"] == ["http://a.example/fresh/5", "http://a.example/fresh/7"])
+        // The stored one is a hit served at once; the other fails as fresh-only does, with no upstream request.
+        #expect(hit.replyNow(20)?["body"]?["body"] == "xxxxx" && hit.replyNow(20)?["body"]?["cache"]?["status"] == "hit")
+        #expect(hit.replyNow(21)?["error"]?["code"] == "not_cached")
+        #expect(hit.rig.upstream.count == 1)
+    }
+
+    @Test func aPageNeverPreloadedGetsAnEmptyListAndBadBodiesAreRefused() async throws {
+        let hit = rig(PreloadedPages())
+        ask(hit, id: 1, ["page": "http://a.example/other", "firstId": 5])
+        #expect(hit.replyNow(1)?["body"]?["urls"] == [])
+        #expect(hit.replyNow(5) == nil)
+        ask(hit, id: 2, ["page": "http://a.example/other"])
+        #expect(hit.replyNow(2)?["error"]?["code"] == "bad_request")
+        ask(hit, id: 3, ["firstId": 1])
+        #expect(hit.replyNow(3)?["error"]?["code"] == "bad_request")
+        ask(hit, id: 4, ["page": "http://a.example/other", "firstId": 1, "fetch": "x"])
+        #expect(hit.replyNow(4)?["error"]?["code"] == "bad_request")
+        post(hit.connection, ["type": "post", "name": "page.preloaded", "body": ["page": "http://a.example/other", "firstId": 1]])
+        #expect(hit.sink.jsonFrames.last?["type"] == "error")
+    }
+
+    @Test func theRecordKeepsTheLatestPreloadOfTheMostRecentPages() {
+        let pages = PreloadedPages(capacity: 2)
+        pages.record(page: "http://a/1", resources: ["http://a/x"])
+        pages.record(page: "http://a/2", resources: ["http://a/y"])
+        pages.record(page: "http://a/1", resources: ["http://a/z"])
+        pages.record(page: "http://a/3", resources: Array(repeating: "http://a/w", count: 100))
+        #expect(pages.resources(of: "http://a/1") == ["http://a/z"])
+        #expect(pages.resources(of: "http://a/2") == [], "the least recently recorded went")
+        #expect(pages.resources(of: "http://a/3").count == PreloadedPages.maxResources)
+    }
+}
