@@ -172,10 +172,13 @@ class Site:
         self.client.sock.close()
         self.broker.stop()
 
-    def preload(self):
-        """`bridge-broker preload --page` of the links page, as a user would run it."""
-        output = subprocess.run([str(BINARY), "preload", "--page", self.url("links"), "--broker", self.broker.url, "--json"],
-                                check=True, capture_output=True, text=True).stdout
+    def preload(self, for_page=None):
+        """`bridge-broker preload --page` of the links page, as a user would run it; `--for-page` names
+        the page that will open (its shim's `page.preloaded` gets them, with early posts on)."""
+        command = [str(BINARY), "preload", "--page", self.url("links"), "--broker", self.broker.url, "--json"]
+        if for_page:
+            command += ["--for-page", for_page]
+        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
         reply = json.loads(output.strip().splitlines()[-1])["reply"]
         stored = reply.get("totals", {}).get("stored")
         if stored != self.args.resources:
@@ -232,14 +235,14 @@ class Bench:
                 driver.get(site.empty("links"))
                 wait_for(driver, "document.readyState === 'complete'")
             driver.switch_to.window(context.page)
+            page = site.url(way.page, cross_site=way.cross_site, snippet=way.snippet, tag=not way.injected)
             if way.preload:
-                site.preload()
+                site.preload(for_page=page)
             if self.args.profile:
                 driver.get_log("performance")  # drop what came before the page
             before = site.requests()
             if trace_name:
                 self.devtools.start_tracing(pageload_trace.CATEGORIES)
-            page = site.url(way.page, cross_site=way.cross_site, snippet=way.snippet, tag=not way.injected)
             if (self.args.early_posts or way.early) and way.page == "shim":
                 # Before the shim, whether a tag or the host injects it: the page asks for early posts.
                 driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {

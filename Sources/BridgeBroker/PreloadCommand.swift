@@ -14,6 +14,7 @@ struct PreloadCommand: AsyncParsableCommand {
     @Argument(help: "URLs to preload.") var urls: [String] = []
     @Option(help: "A page whose preload, modulepreload and prefetch links are preloaded.") var page: String?
     @Option(help: "A JSON manifest URL listing resources.") var manifest: String?
+    @Option(name: .customLong("for-page"), help: "The page the resources are for, which gets them when it opens (default: --page).") var forPage: String?
     @Option(help: "Most resources in flight at once.") var concurrency: Int?
     @Option(name: .customLong("per-host"), help: "Most resources in flight at once per origin.") var perHost: Int?
     @Option(name: .customLong("max-bytes"), help: "Start no more resources once this many bytes were loaded.") var maxBytes: Int?
@@ -33,6 +34,7 @@ struct PreloadCommand: AsyncParsableCommand {
         var object = JSONObject()
         if !urls.isEmpty { object["urls"] = .array(urls.map { .string($0) }) }
         if let page { object["page"] = .string(page) }
+        if let forPage { object["forPage"] = .string(forPage) }
         if let manifest { object["manifest"] = .string(manifest) }
         if let concurrency { object["concurrency"] = .integer(concurrency) }
         if let perHost { object["perHost"] = .integer(perHost) }

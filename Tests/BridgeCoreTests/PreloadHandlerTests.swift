@@ -52,6 +52,11 @@ import Testing
         let page1 = try await rig.call("fetch", ["url": "http://a.example/page", "cache": "only-if-cached"], id: 2)
         #expect(page1["error"]?["code"] == "not_cached")
 
+        // Resources preloaded for another page (a hidden page of links, urls) are that page's.
+        _ = try await rig.preload(["urls": ["http://a.example/fresh/40"], "forPage": "http://a.example/app#x"], id: 5)
+        #expect(rig.pages.resources(of: "http://a.example/app") == ["http://a.example/fresh/40"])
+        _ = try await rig.preload(["page": "http://a.example/page", "forPage": "http://a.example/app"], id: 6)
+        #expect(rig.pages.resources(of: "http://a.example/app").count == 3)
         let included = try await rig.preload(["page": "http://a.example/page", "includePage": true, "priority": "listed"], id: 3)
         #expect(results(included).first == "http://a.example/page stored")
         // The page itself is not among its resources, and the latest preload's order counts.

@@ -1,6 +1,6 @@
 // The connection to the broker, one per page: ids, posts in flight, the queue, reconnection and
 // request-body uploads. A transport (transport-*.js) carries its frames; early.js carries the first
-// fetches over HTTP too while the WebSocket opens.
+// fetches over HTTP too while the WebSocket opens, and push.js the page's preloaded responses.
 
 import { utf8ByteLength } from "./bytes.js";
 import {
@@ -15,7 +15,7 @@ import { discardSnippet, snippetAdoptable, takeSnippet } from "./snippet.js";
 import { WebKitTransport } from "./transport-webkit.js";
 import { WebSocketTransport } from "./transport-websocket.js";
 import { normalizeSocketUrl, withToken } from "./urls.js";
-import { domException, hasOwn, safeCall } from "./util.js";
+import { domException, hasOwn, safeCall, soon } from "./util.js";
 
 /** The connection to the broker: ids, posts in flight, the queue, reconnection. */
 export class Client {
@@ -45,6 +45,8 @@ export class Client {
     // or null when they are off (main.js sets it; a broker without the endpoint turns it off).
     this.earlyFetch = null;
     this.earlyPosts = null;
+    // The page's preloaded responses pushed at document start (push.js), when early posts are on.
+    this.push = null;
     // The bootstrap snippet's socket, if the page has one (src/snippet.js): the first open() adopts
     // it or closes it.
     this.snippet = takeSnippet();
@@ -136,6 +138,8 @@ export class Client {
     this.transport = transport;
     this.queueGreeting();
     transport.start();
+    // Right after the page's first WebSocket: the one early request of the page's preloaded responses.
+    if (this.push && transport.kind === "websocket") soon(() => this.push.start());
   }
 
   /**
@@ -343,15 +347,21 @@ export class Client {
     if (spec.signal && !this.watchSignal(exchange, spec.signal)) return exchange;
     exchange.state = "queued";
     this.queue.push(exchange);
+    // A fetch the page's preloaded responses may answer waits for them (push.js), even once the socket is open.
+    const pushed = Boolean(spec.pushable && this.push && this.push.claim(exchange));
     this.flushQueue();
     if (exchange.state !== "queued") return exchange;
     this.armQueueTimer(exchange);
-    // A fetch the broker may have fresh goes at once over HTTP too, while the socket opens (early.js).
-    if (spec.early && this.earlyFetch && !this.transportOpen && exchange.expectsReply && !this.useWebKit()) {
-      if (!this.earlyPosts) this.earlyPosts = new EarlyPosts(this);
-      this.earlyPosts.hold(exchange);
-    }
+    if (!pushed) this.holdEarly(exchange);
     return exchange;
+  }
+
+  /** A fetch the broker may have fresh goes at once over HTTP too, while the socket opens (early.js). */
+  holdEarly(exchange) {
+    const spec = exchange.spec;
+    if (exchange.state !== "queued" || !spec.early || !this.earlyFetch || this.transportOpen || !exchange.expectsReply || this.useWebKit()) return;
+    if (!this.earlyPosts) this.earlyPosts = new EarlyPosts(this);
+    this.earlyPosts.hold(exchange);
   }
 
   watchSignal(exchange, signal) {

@@ -69,10 +69,11 @@ export class EarlyPosts {
     return batch.ids.size ? lines.join("\n") : null;
   }
 
-  url() {
-    const client = this.client;
-    const socket = absoluteUrl(client.url);
-    return withToken(httpOriginOfSocket(client.url) + EARLY_PATH, client.token || (socket && socket.searchParams.get("token")));
+  /** Reserves `count` ids of the page's early sequence (push.js takes its request's ids here too). */
+  takeIds(count) {
+    const first = this.nextId;
+    this.nextId += count;
+    return first;
   }
 
   async post(batch, text) {
@@ -80,11 +81,7 @@ export class EarlyPosts {
     // A stuck request must not keep the page's requests from the WebSocket.
     const timer = setTimeout(() => this.release(batch), EARLY_ANSWER_TIMEOUT_MS);
     try {
-      const response = await client.earlyFetch(this.url(), {
-        // A CORS simple request (text/plain, no credentials): no preflight before it.
-        method: "POST", body: text, headers: { "content-type": "text/plain;charset=UTF-8" },
-        credentials: "omit", mode: "cors", cache: "no-store", keepalive: false,
-      });
+      const response = await requestEarly(client, text);
       if (response.status === 200) this.answer(batch, viewBytes(await response.arrayBuffer()));
       // A broker without the endpoint: this page does not ask it again.
       else if (response.status === 404 || response.status === 405) client.earlyFetch = null;
@@ -136,6 +133,17 @@ export class EarlyPosts {
   }
 }
 
+/** One early request: `text`, its lines, in a native POST to the broker's early endpoint (with the token). */
+export function requestEarly(client, text) {
+  const socket = absoluteUrl(client.url);
+  const url = withToken(httpOriginOfSocket(client.url) + EARLY_PATH, client.token || (socket && socket.searchParams.get("token")));
+  return client.earlyFetch(url, {
+    // A CORS simple request (text/plain, no credentials): no preflight before it.
+    method: "POST", body: text, headers: { "content-type": "text/plain;charset=UTF-8" },
+    credentials: "omit", mode: "cors", cache: "no-store", keepalive: false,
+  });
+}
+
 /**
  * A fetch post's line: its body asks for a fresh stored response only, with no batch or window (one
  * answer, no credit) and no group: the early request is a connection of its own, whose group
@@ -150,7 +158,7 @@ function fetchLine(exchange, id) {
 }
 
 /** The answer's frames as messages ({id, envelope} or {id, frame, head}, `final` for a post's last), or null when malformed. */
-function readAnswer(bytes) {
+export function readAnswer(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const messages = [];
   for (let at = 0; at < bytes.byteLength; ) {

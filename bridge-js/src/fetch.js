@@ -56,6 +56,58 @@ async function fetchBodySource(plan) {
   return blobSource(await plan.request.blob());
 }
 
+/**
+ * The body of the `fetch` post for `plan`: what FetchRun.start sends, and, for fetch(pageUrl) with
+ * no init, the template of the page's preloaded responses (defaultFetchBody, push.js).
+ */
+function fetchPostBody(context, plan, group, upload, withCookie = true) {
+  const body = {
+    url: plan.url,
+    method: plan.method,
+    headers: plan.headers,
+    redirect: plan.redirect,
+    responseBody: "binary",
+    // Header values and statusText one code unit per byte, as the browser's Headers (ByteString).
+    headerEncoding: "latin1",
+    // fetch() has no progress API and the loading bar follows the group's progress, which the
+    // broker reports either way: per-request progress events would be frames nobody reads.
+    progress: false,
+    // Flow control: the broker sends the body only this far ahead of what the page read (a
+    // broker without it ignores the field, and gets no credit frames: see grantCredit).
+    window: FLOW_WINDOW_BYTES,
+    // A small response the broker has complete at once (a cache hit from memory) comes as one
+    // frame, head and body (onWhole), instead of an event, body frames and a reply.
+    whole: WHOLE_RESPONSE_BYTES,
+    // Several of them may come joined in one message: one task of the page's main thread for
+    // the hits the broker answered together, instead of one each.
+    batch: true,
+    timeout: plan.timeout != null ? Number(plan.timeout) : context.config.requestTimeout,
+  };
+  const cookie = withCookie ? context.cookies.documentCookieFor(absoluteUrl(plan.url), plan.credentials) : undefined;
+  Object.assign(body, identityFields(plan, cookie));
+  if (plan.cache !== undefined && plan.cache !== "default") body.cache = plan.cache;
+  if (group) body.group = group;
+  if (upload) body.body = upload.length === null ? { binary: true } : { binary: true, length: upload.length };
+  return body;
+}
+
+/**
+ * What fetch(location.href) with no init would post now, without its document cookie, or null on a
+ * page that is not http(s). Built from what Request gives such a call (push.test.mjs checks it
+ * against a real one) rather than from a Request and document.cookie: it runs at the shim's start,
+ * where both cost the page milliseconds.
+ */
+export function defaultFetchBody(context) {
+  const location = global.location;
+  const url = absoluteUrl(location && location.href ? location.href : "");
+  if (!isHttpUrl(url)) return null;
+  const plan = {
+    url: url.href, method: "GET", headers: [], redirect: "follow", credentials: "same-origin", mode: "cors",
+    referrer: "about:client", referrerPolicy: "", cache: undefined, timeout: undefined,
+  };
+  return fetchPostBody(context, plan, null, undefined, false);
+}
+
 /** One bridged fetch: resolves with a Response at the `response` event, then feeds its body. */
 class FetchRun {
   constructor(context, plan, ticket, resolve, reject) {
@@ -76,33 +128,7 @@ class FetchRun {
     const plan = this.plan;
     const context = this.context;
     context.identity.refresh();
-    const parsed = absoluteUrl(plan.url);
-    const body = {
-      url: plan.url,
-      method: plan.method,
-      headers: plan.headers,
-      redirect: plan.redirect,
-      responseBody: "binary",
-      // Header values and statusText one code unit per byte, as the browser's Headers (ByteString).
-      headerEncoding: "latin1",
-      // fetch() has no progress API and the loading bar follows the group's progress, which the
-      // broker reports either way: per-request progress events would be frames nobody reads.
-      progress: false,
-      // Flow control: the broker sends the body only this far ahead of what the page read (a
-      // broker without it ignores the field, and gets no credit frames: see grantCredit).
-      window: FLOW_WINDOW_BYTES,
-      // A small response the broker has complete at once (a cache hit from memory) comes as one
-      // frame, head and body (onWhole), instead of an event, body frames and a reply.
-      whole: WHOLE_RESPONSE_BYTES,
-      // Several of them may come joined in one message: one task of the page's main thread for
-      // the hits the broker answered together, instead of one each.
-      batch: true,
-      timeout: plan.timeout != null ? Number(plan.timeout) : context.config.requestTimeout,
-    };
-    Object.assign(body, identityFields(plan, context.cookies.documentCookieFor(parsed, plan.credentials)));
-    if (plan.cache !== undefined && plan.cache !== "default") body.cache = plan.cache;
-    if (this.ticket.group) body.group = this.ticket.group;
-    if (upload) body.body = upload.length === null ? { binary: true } : { binary: true, length: upload.length };
+    const body = fetchPostBody(context, plan, this.ticket.group, upload);
     this.exchange = context.client.exchange({
       name: "fetch",
       body,
@@ -110,6 +136,8 @@ class FetchRun {
       // A request the broker may answer from its cache alone may also go early, over HTTP, before
       // the WebSocket is open (early.js): a GET or HEAD without a body, in the default cache mode.
       early: !upload && (plan.method === "GET" || plan.method === "HEAD") && body.cache === undefined,
+      // A plain GET may be one of the page's preloaded responses that came at document start (push.js).
+      pushable: !upload && plan.method === "GET",
       signal: plan.signal,
       onEvent: (name, payload) => {
         if (name === "response") this.onResponseHead(payload || {});

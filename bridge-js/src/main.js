@@ -22,11 +22,12 @@ import { createCookieBridge, pageCookieSender } from "./cookies.js";
 import { Emitter } from "./emitter.js";
 import { global } from "./env.js";
 import { createEventSourceClass } from "./eventsource.js";
-import { createFetch } from "./fetch.js";
-import { createIdentityReporter } from "./identity.js";
+import { createFetch, defaultFetchBody } from "./fetch.js";
+import { createIdentityReporter, isHttpPage } from "./identity.js";
 import { once } from "./lazy.js";
 import { insideRealWebKit, installMessageHandlersPolyfill } from "./message-handlers.js";
 import { PageProgress } from "./progress.js";
+import { PreloadedResponses } from "./push.js";
 import { UrlRules } from "./rules.js";
 import { httpOriginOfSocket, isHttpUrl } from "./urls.js";
 import { reportError, soon } from "./util.js";
@@ -86,6 +87,8 @@ function start() {
   // The page's first fetches may also go early over HTTP while the WebSocket opens (early.js), through
   // the native fetch: the patched one would bridge the request itself.
   if (config.earlyPosts && context.nativeFetch) client.earlyFetch = (url, init) => context.nativeFetch.call(global, url, init);
+  // With them, the page's preloaded responses come in one early request at its start (push.js).
+  if (client.earlyFetch && isHttpPage()) client.push = new PreloadedResponses(client, () => defaultFetchBody(context));
 
   const fetches = createFetch(context);
   // Built when the page first uses them: until then their code is only pre-parsed.

@@ -456,7 +456,8 @@ let current = null;
  * early (how the fake broker answers the shim's POST /bridge/early through the native fetch:
  * `(call) => Response or a promise of one`, call being {url, body, init, lines}; by default 404, a
  * broker without the endpoint, so the shim stops asking; env.earlyCalls records the calls, which
- * are not in env.nativeCalls).
+ * are not in env.nativeCalls), push (how it answers the one early request of page.preloaded, in
+ * env.pushCalls and not in env.earlyCalls: by default the answer for a page never preloaded).
  */
 export function loadBridge(options = {}) {
   const page = setUpPage(options);
@@ -515,7 +516,9 @@ function setUpPage(options) {
 
   const nativeCalls = [];
   const earlyCalls = [];
+  const pushCalls = [];
   const answerEarly = options.early ?? (() => new Response("no such path", { status: 404 }));
+  const answerPush = options.push ?? preloadedNothing;
   const pageEvents = new EventTarget();
   globalThis.window = globalThis;
   globalThis.addEventListener = pageEvents.addEventListener.bind(pageEvents);
@@ -530,6 +533,11 @@ function setUpPage(options) {
     if (init?.method === "POST" && new URL(String(input)).pathname === "/bridge/early") {
       const body = String(init.body);
       const call = { url: String(input), body, init, lines: body.split("\n").map((line) => JSON.parse(line)) };
+      // The one request of the page's preloaded responses (push.js) is apart from the early fetches.
+      if (call.lines.some((line) => line.name === "page.preloaded")) {
+        pushCalls.push(call);
+        return answerPush(call);
+      }
       earlyCalls.push(call);
       return answerEarly(call);
     }
@@ -549,10 +557,16 @@ function setUpPage(options) {
   globalThis.document = document;
   if (options.webkit) globalThis.webkit = options.webkit;
   if (options.config) globalThis.BridgeBrokerConfig = options.config;
-  return { scriptUrl, script, document, nativeFetch, nativeCalls, earlyCalls };
+  return { scriptUrl, script, document, nativeFetch, nativeCalls, earlyCalls, pushCalls };
 }
 
-function pageEnvironment({ script, document, nativeFetch, nativeCalls, earlyCalls }) {
+/** The broker's answer to page.preloaded for a page never preloaded: no URLs, nothing else. */
+export function preloadedNothing(call) {
+  const post = call.lines.find((line) => line.name === "page.preloaded");
+  return new Response(earlyAnswer([{ type: "reply", id: post.id, ok: true, body: { urls: [] } }]));
+}
+
+function pageEnvironment({ script, document, nativeFetch, nativeCalls, earlyCalls, pushCalls }) {
   const bridge = globalThis.BridgeBroker;
   return {
     bridge,
@@ -561,6 +575,7 @@ function pageEnvironment({ script, document, nativeFetch, nativeCalls, earlyCall
     nativeFetch,
     nativeCalls,
     earlyCalls,
+    pushCalls,
     get ws() {
       return FakeWebSocket.instances.at(-1);
     },

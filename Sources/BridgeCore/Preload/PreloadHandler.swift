@@ -62,9 +62,9 @@ public struct PreloadHandler: BridgeHandler {
         outcomes += plan.skipped
         // Entries commit just after their last byte: wait, so a page opened after the reply hits.
         await fetch.cache?.waitForPendingWrites()
-        if let page = request.page, let pages {
+        if let page = request.forPage ?? request.page, let pages {
             let usable: Set<PreloadOutcome.Result> = [.cached, .stored]
-            pages.record(page: page, resources: outcomes.filter { usable.contains($0.result) && $0.resource.url != page }.map(\.resource.url))
+            pages.record(page: page, resources: outcomes.filter { usable.contains($0.result) && $0.resource.url != request.page }.map(\.resource.url))
         }
         let elapsed = ContinuousClock.now - started
         return [

@@ -34,6 +34,8 @@ public struct PreloadRequest: Sendable {
     public var page: String?
     /// A JSON manifest listing resources (see docs/PROTOCOL.md for its format).
     public var manifest: String?
+    /// The page the resources are for, whose `page.preloaded` gets them: `page` when not given.
+    public var forPage: String?
     /// Most resources in flight at once.
     public var concurrency = 6
     /// Most resources in flight at once per origin (scheme, host and port).
@@ -59,7 +61,7 @@ public struct PreloadRequest: Sendable {
         guard case .object(let object) = json else {
             throw BridgeError(.badRequest, "preload body must be an object, not \(json.typeName)")
         }
-        let known: Set<String> = ["urls", "page", "manifest", "concurrency", "perHost", "priority", "maxBytes", "maxCount", "includePage", "group", "timeout"]
+        let known: Set<String> = ["urls", "page", "manifest", "forPage", "concurrency", "perHost", "priority", "maxBytes", "maxCount", "includePage", "group", "timeout"]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             throw BridgeError(.badRequest, "preload has no option \"\(unknown)\"")
         }
@@ -69,6 +71,7 @@ public struct PreloadRequest: Sendable {
         }
         page = try FetchRequest.string(object, "page").map { text throws(BridgeError) in try FetchRequest.normalize(url: text) }
         manifest = try FetchRequest.string(object, "manifest").map { text throws(BridgeError) in try FetchRequest.normalize(url: text) }
+        forPage = try FetchRequest.string(object, "forPage").map { text throws(BridgeError) in try FetchRequest.normalize(url: text) }
         guard !urls.isEmpty || page != nil || manifest != nil else {
             throw BridgeError(.badRequest, "preload needs \"urls\", a \"page\" or a \"manifest\"")
         }
