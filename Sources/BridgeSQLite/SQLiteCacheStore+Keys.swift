@@ -48,9 +48,4 @@ extension SQLiteCacheStore {
         guard keys.locked({ $0.complete && $0.isStale(entries: entries) }) else { return }
         loadKeys(on: connection)
     }
-
-    /// `reloadKeys` with the entry count the store last saw.
-    func reloadKeysIfStale(on connection: SerialConnection) {
-        reloadKeys(on: connection, entries: health.locked { $0.entries })
-    }
 }

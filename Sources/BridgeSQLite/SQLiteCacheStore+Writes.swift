@@ -99,7 +99,7 @@ extension SQLiteCacheStore {
                 (health.entries, health.bytes) = (outcome.entries, outcome.bytes)
                 health.evictions += outcome.evicted
             }
-            if outcome.evicted > 0 { reloadKeysIfStale(on: connection) }
+            if outcome.evicted > 0 { reloadKeys(on: connection, entries: outcome.entries) }
             return true
         } catch {
             if let file { try? FileManager.default.removeItem(atPath: bodiesPath + "/" + file) }

@@ -289,13 +289,13 @@ extension UnsafeMutablePointer where Pointee == lws_protocols {
     }
 }
 
-/// Reads one request header of `wsi`, nil when absent.
 /// The request's whole query string (its arguments joined by `&`), or nil when it has none.
 func query(_ wsi: OpaquePointer) -> String? {
     var buffer = [CChar](repeating: 0, count: 4096)
     return bridge_lws_query(wsi, &buffer, 4096) > 0 ? String(cString: buffer) : nil
 }
 
+/// Reads one request header of `wsi`, nil when absent.
 func header(_ wsi: OpaquePointer?, _ token: lws_token_indexes, limit: Int = 4096) -> String? {
     var buffer = [CChar](repeating: 0, count: limit)
     let length = bridge_lws_header(wsi, token, &buffer, Int32(limit))

@@ -38,30 +38,21 @@ extension HTTPCache {
     public func immediateHit(
         url: String, headers: HeaderList, mode: CacheMode, bodyLimit: Int, accept: (CachedResponse) -> Bool
     ) -> ImmediateHit? {
-        guard let candidates = immediateCandidates(url: url, mode: mode) else { return nil }
+        guard let candidates = immediateCandidates(url: url, mode: mode), !candidates.isEmpty else { return nil }
         return immediateHit(from: candidates, url: url, requestHeaders: headers, hopHeaders: { headers }, mode: mode, bodyLimit: bodyLimit, accept: accept)
     }
 
     /// The stored responses in memory an immediate hit for `url` would choose from; nil when it
     /// would surely be none (no entry in memory, a commit for the URL still running, or a mode that
-    /// never reads the cache). The cheap part of the test, so a miss skips working out the
-    /// request's headers; its answer goes to `immediateHit(from:...)`, which does the rest.
+    /// never reads the cache), empty when the store knows without waiting that nothing is stored
+    /// (a `fresh-only` miss is then answered at once, as `send` would fail it). The cheap part of
+    /// the test, so a miss skips working out the request's headers; a non-empty answer goes to
+    /// `immediateHit(from:...)`, which does the rest.
     public func immediateCandidates(url: String, mode: CacheMode) -> [CachedResponse]? {
         guard mode != .noStore, mode != .reload else { return nil }
         let key = CacheKey.primary(for: url)
-        guard !commits.isPending(key), let candidates = store.entriesWithoutWaiting(for: key), !candidates.isEmpty else {
-            return nil
-        }
-        return candidates
-    }
-
-    /// Whether a `fresh-only` request for `url` surely fails `not_cached` now, as `send` would:
-    /// the store knows without waiting that nothing is stored and no commit for the URL is running.
-    /// A miss of an early request is then answered at once (EarlyPosts), with no task and no query.
-    public func surelyNotCached(url: String, mode: CacheMode) -> Bool {
-        guard mode == .freshOnly else { return false }
-        let key = CacheKey.primary(for: url)
-        return !commits.isPending(key) && store.entriesWithoutWaiting(for: key)?.isEmpty == true
+        guard !commits.isPending(key) else { return nil }
+        return store.entriesWithoutWaiting(for: key)
     }
 
     /// The error `send` throws when nothing usable is stored and the mode forbids the network.

@@ -25,9 +25,10 @@ extension FetchHandler: ImmediateBridgeHandler {
         // Stored Set-Cookie lines for a headless client come from the task's delivery.
         guard request.method == "GET", request.body == .none, !request.exposeSetCookie else { return nil }
         // A miss stops here, before the hop's headers and cookies are worked out for nothing.
-        guard let candidates = cache.immediateCandidates(url: request.url, mode: request.cache) else {
-            return cache.surelyNotCached(url: request.url, mode: request.cache) ? notCachedAtOnce(call, request) : nil
-        }
+        guard let candidates = cache.immediateCandidates(url: request.url, mode: request.cache) else { return nil }
+        // Nothing stored: final only for fresh-only, whose client asks again over the socket (the
+        // store does not see rows another process wrote since it opened); the planner's answer then.
+        guard !candidates.isEmpty else { return request.cache == .freshOnly ? notCachedAtOnce(call, request) : nil }
         if case .refused = rules.check(FetchRequest.ruleForm(of: request.url)) { return nil }
         let configuration = call.configuration
         let bodyLimit: Int
