@@ -47,8 +47,7 @@ export class EarlyPosts {
 
   /** The request body: the greeting, then one line per held fetch while the broker's limits allow. */
   encode(batch) {
-    const greeting = this.client.greeting ? this.client.greeting() : null;
-    const lines = greeting ? [postText(greeting.name, null, JSON.stringify(greeting.body))] : [];
+    const lines = greetingLines(this.client);
     let bytes = lines.length ? utf8ByteLength(lines[0]) : 0;
     let full = false;
     for (const exchange of batch.exchanges) {
@@ -77,20 +76,8 @@ export class EarlyPosts {
   }
 
   async post(batch, text) {
-    const client = this.client;
-    // A stuck request must not keep the page's requests from the WebSocket.
-    const timer = setTimeout(() => this.release(batch), EARLY_ANSWER_TIMEOUT_MS);
-    try {
-      const response = await requestEarly(client, text);
-      if (response.status === 200) this.answer(batch, viewBytes(await response.arrayBuffer()));
-      // A broker without the endpoint: this page does not ask it again.
-      else if (response.status === 404 || response.status === 405) client.earlyFetch = null;
-    } catch (_) {
-      // A network failure: the posts go over the WebSocket.
-    } finally {
-      clearTimeout(timer);
-      this.release(batch);
-    }
+    await askEarly(this.client, text, (bytes) => this.answer(batch, bytes), () => this.release(batch));
+    this.release(batch);
   }
 
   /**
@@ -133,8 +120,33 @@ export class EarlyPosts {
   }
 }
 
+/** The first lines of an early request: the client's greeting (`page.identity`), if it has one. */
+export function greetingLines(client) {
+  const greeting = client.greeting ? client.greeting() : null;
+  return greeting ? [postText(greeting.name, null, JSON.stringify(greeting.body))] : [];
+}
+
+/**
+ * Sends `text`, an early request's lines, and hands a 200's answer to `take(bytes)`; `stuck()` runs
+ * if none came within EARLY_ANSWER_TIMEOUT_MS, so that a stuck request does not keep the page's
+ * requests from their usual way. Never throws: after a network failure the caller's requests go
+ * their usual way, and a broker without the endpoint (404, 405) turns early requests off for the page.
+ */
+export async function askEarly(client, text, take, stuck) {
+  const timer = setTimeout(stuck, EARLY_ANSWER_TIMEOUT_MS);
+  try {
+    const response = await requestEarly(client, text);
+    if (response.status === 200) take(viewBytes(await response.arrayBuffer()));
+    else if (response.status === 404 || response.status === 405) client.earlyFetch = null;
+  } catch (_) {
+    // A network failure.
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** One early request: `text`, its lines, in a native POST to the broker's early endpoint (with the token). */
-export function requestEarly(client, text) {
+function requestEarly(client, text) {
   const socket = absoluteUrl(client.url);
   const url = withToken(httpOriginOfSocket(client.url) + EARLY_PATH, client.token || (socket && socket.searchParams.get("token")));
   return client.earlyFetch(url, {

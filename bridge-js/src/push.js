@@ -4,9 +4,8 @@
 // one of them as fetch(url) with no init would are served from that answer, without a post over the
 // socket; the resources arrive while the page still parses.
 
-import { viewBytes } from "./bytes.js";
-import { EARLY_ANSWER_TIMEOUT_MS, EARLY_MAX_FETCHES } from "./constants.js";
-import { EarlyPosts, readAnswer, requestEarly } from "./early.js";
+import { EARLY_MAX_FETCHES } from "./constants.js";
+import { EarlyPosts, askEarly, greetingLines, readAnswer } from "./early.js";
 import { global } from "./env.js";
 import { BridgeError } from "./errors.js";
 import { postText } from "./posts.js";
@@ -47,8 +46,7 @@ export class PreloadedResponses {
     // The fetches' ids follow the request's own: an early request is a connection of its own, and
     // the page's early ids never meet in the client's posts in flight.
     const id = client.earlyPosts.takeIds(1 + EARLY_MAX_FETCHES);
-    const greeting = client.greeting ? client.greeting() : null;
-    const lines = greeting ? [postText(greeting.name, null, JSON.stringify(greeting.body))] : [];
+    const lines = greetingLines(client);
     lines.push(postText("page.preloaded", id, JSON.stringify({ page: location.href, firstId: id + 1, fetch: template })));
     this.template = template;
     this.state = "waiting";
@@ -56,21 +54,9 @@ export class PreloadedResponses {
   }
 
   async request(text, id) {
-    const client = this.client;
-    // A stuck request must not keep the page's fetches from their usual way.
-    const timer = setTimeout(() => this.answered(null), EARLY_ANSWER_TIMEOUT_MS);
     let entries = null;
-    try {
-      const response = await requestEarly(client, text);
-      if (response.status === 200) entries = this.read(viewBytes(await response.arrayBuffer()), id);
-      // A broker without the endpoint: this page does not ask it again.
-      else if (response.status === 404 || response.status === 405) client.earlyFetch = null;
-    } catch (_) {
-      // A network failure: the fetches go their usual way.
-    } finally {
-      clearTimeout(timer);
-      this.answered(entries);
-    }
+    await askEarly(this.client, text, (bytes) => (entries = this.read(bytes, id)), () => this.answered(null));
+    this.answered(entries);
   }
 
   /**
