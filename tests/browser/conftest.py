@@ -18,7 +18,8 @@ OUT = ROOT / "out"
 
 class PageHandler(http.server.BaseHTTPRequestHandler):
     """Serves pages/*.html with {{BROKER}}, {{PAGE}}, {{ORIGIN}}, {{SNIPPET}} (the shim's bootstrap
-    snippet) and each query parameter `name` as {{QUERY_NAME}} filled in."""
+    snippet), {{EARLY_FRAMES}} (early_frames.js, the recorders' decoder of early answers) and each
+    query parameter `name` as {{QUERY_NAME}} filled in."""
 
     values = {}
 
@@ -50,7 +51,8 @@ def site():
     page_origin = f"http://127.0.0.1:{page_port}"
     broker = Broker("--allow-origin", page_origin)
     PageHandler.values = {"BROKER": broker.http, "PAGE": page_origin, "ORIGIN": broker.origin,
-                          "SNIPPET": (ROOT / "bridge-js" / "bridge-snippet.js").read_text()}
+                          "SNIPPET": (ROOT / "bridge-js" / "bridge-snippet.js").read_text(),
+                          "EARLY_FRAMES": (pathlib.Path(__file__).parent / "early_frames.js").read_text()}
     server = http.server.ThreadingHTTPServer(("127.0.0.1", page_port), PageHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield {"broker": broker, "page": page_origin, "origin": broker.origin}
