@@ -1,4 +1,5 @@
 @testable import BridgeCore
+import Dispatch
 import Synchronization
 import Testing
 
@@ -36,9 +37,14 @@ struct DeadlineTimerTests {
         let fired = Mutex<[Int]>([])
         // Two groups of five deadlines, each group due at one instant, scheduled scrambled: one
         // firing finds a whole group (or both) due together.
+        // The deadlines are instants from one base: relative ones, taken one by one, would drift
+        // apart on a loaded machine (an ASan run once scheduled the first 1 ms before the rest,
+        // so its 21 ms deadline came before their 20 ms ones).
         let order = [7, 3, 9, 0, 5, 1, 8, 2, 6, 4]
+        let base = DispatchTime.now()
         for index in order {
-            _ = timer.schedule(after: .milliseconds(20 + index / 5)) { fired.withLock { $0.append(index) } }
+            let at = base + .milliseconds(20 + index / 5)
+            _ = timer.schedule(at: at) { fired.withLock { $0.append(index) } }
         }
         let clock = ContinuousClock()
         let start = clock.now

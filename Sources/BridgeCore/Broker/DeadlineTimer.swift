@@ -37,8 +37,12 @@ final class DeadlineTimer: @unchecked Sendable {
     /// token first.
     func schedule(after duration: Duration, _ action: @escaping @Sendable () -> Void) -> UInt64 {
         let nanoseconds = max(0, duration.wholeNanoseconds)
-        let at = DispatchTime.now() + .nanoseconds(Int(min(nanoseconds, Int64(Int.max))))
-        return state.locked { state in
+        return schedule(at: DispatchTime.now() + .nanoseconds(Int(min(nanoseconds, Int64(Int.max)))), action)
+    }
+
+    /// Runs `action` once `at` has come, unless `cancel` is called with the returned token first.
+    func schedule(at: DispatchTime, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        state.locked { state in
             state.nextToken += 1
             state.due[state.nextToken] = (at, action)
             if state.armedFor.map({ at < $0 }) ?? true { arm(for: at, state: &state) }
