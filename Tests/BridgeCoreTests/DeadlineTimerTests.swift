@@ -10,19 +10,27 @@ struct DeadlineTimerTests {
         let fired = Mutex<[String]>([])
         let clock = ContinuousClock()
         let start = clock.now
+        // Instants from one base, not relative deadlines taken one by one: on a loaded machine
+        // (make test-asan) the calls below can be tens of ms apart, which would reorder "first"
+        // and "second".
+        let base = DispatchTime.now()
         // A long one first arms the timer late; the short ones after it must re-arm it earlier.
-        _ = timer.schedule(after: .seconds(30)) { fired.withLock { $0.append("late") } }
-        let cancelled = timer.schedule(after: .milliseconds(50)) { fired.withLock { $0.append("cancelled") } }
-        _ = timer.schedule(after: .milliseconds(150)) { fired.withLock { $0.append("second") } }
-        _ = timer.schedule(after: .milliseconds(80)) { fired.withLock { $0.append("first") } }
+        _ = timer.schedule(at: base + .seconds(30)) { fired.withLock { $0.append("late") } }
+        let cancelledAt = base + .milliseconds(50)
+        let cancelled = timer.schedule(at: cancelledAt) { fired.withLock { $0.append("cancelled") } }
+        _ = timer.schedule(at: base + .milliseconds(150)) { fired.withLock { $0.append("second") } }
+        _ = timer.schedule(at: base + .milliseconds(80)) { fired.withLock { $0.append("first") } }
         timer.cancel(cancelled)
+        // A machine that stalled past its deadline before the cancel may rightly have run it:
+        // only a cancel in time must keep it from running.
+        let cancelledInTime = DispatchTime.now() < cancelledAt
         let firstAt = Mutex<Duration?>(nil)
-        _ = timer.schedule(after: .milliseconds(80)) { firstAt.withLock { $0 = clock.now - start } }
+        _ = timer.schedule(at: base + .milliseconds(80)) { firstAt.withLock { $0 = clock.now - start } }
         while fired.withLock({ $0.count }) < 2, clock.now - start < .seconds(10) {
             try await Task.sleep(for: .milliseconds(10))
         }
         try await Task.sleep(for: .milliseconds(100))
-        #expect(fired.withLock { $0 } == ["first", "second"])
+        #expect(fired.withLock { $0 }.filter { cancelledInTime || $0 != "cancelled" } == ["first", "second"])
         let at = try #require(firstAt.withLock { $0 })
         #expect(at >= .milliseconds(80) && at < .seconds(5))
         // The long one is still waiting, and can be cancelled.
@@ -62,10 +70,16 @@ struct DeadlineTimerTests {
         let timer = DeadlineTimer()
         let count = Mutex(0)
         _ = timer.schedule(after: .milliseconds(20)) { count.withLock { $0 += 1 } }
-        try await Task.sleep(for: .milliseconds(200))
-        _ = timer.schedule(after: .milliseconds(20)) { count.withLock { $0 += 1 } }
+        // Until the first one ran and the timer found nothing left (not a fixed sleep, which a
+        // loaded machine can outlast), then a second deadline.
         let clock = ContinuousClock()
-        let start = clock.now
+        var start = clock.now
+        while count.withLock({ $0 }) < 1 || timer.pendingCount > 0, clock.now - start < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(count.withLock { $0 } == 1)
+        _ = timer.schedule(after: .milliseconds(20)) { count.withLock { $0 += 1 } }
+        start = clock.now
         while count.withLock({ $0 }) < 2, clock.now - start < .seconds(10) {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -258,6 +258,8 @@ import Testing
     /// the post: AsyncHTTPClient pulls a request body in a task of its own, which the post's
     /// cancellation does not reach; it waited forever for frames no one would route to it
     /// (found by LeakSanitizer at the exit of the protocol fuzzer's broker, issue #17).
+    /// The timeout is 2 s, not 200 ms: it must not fire before the upstream has the request and
+    /// its reader runs, which on a loaded machine (make test-asan) can take more than 200 ms.
     @Test func aBodyStillBeingReadEndsWhenThePostTimesOut() async throws {
         final class Flag: Sendable {
             private let value = Mutex(false)
@@ -275,7 +277,7 @@ import Testing
             return ScriptedUpstream.response()
         }
         let connection = Broker.testing(upstream: upstream).connect(sink: sink, info: ConnectionInfo(origin: nil, peer: "t"))
-        post(connection, ["type": "post", "name": "fetch", "id": 7, "body": ["url": "http://e.com/", "method": "POST", "timeout": 200, "body": ["binary": true, "length": 10]]])
+        post(connection, ["type": "post", "name": "fetch", "id": 7, "body": ["url": "http://e.com/", "method": "POST", "timeout": 2000, "body": ["binary": true, "length": 10]]])
         connection.receive(binary: BinaryFrameHeader(id: 7, isEnd: false).frame(payload: [1, 2]))
         #expect(try await sink.reply(7)["error"]?["code"] == "timeout")
         let deadline = ContinuousClock.now + .seconds(10)

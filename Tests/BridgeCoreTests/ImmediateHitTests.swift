@@ -141,7 +141,9 @@ struct ImmediateHitTests {
         hit.send("/fresh/8", id: 3, [("group", "page")])
         #expect(hit.replyNow(3) != nil)
         var events: [JSONValue] = []
-        for _ in 0..<500 where events.last?["body"]?["phase"] != "finished" {
+        // Up to a deadline, not a number of 5 ms sleeps (2.5 s at best, less than a loaded machine may need).
+        let deadline = ContinuousClock.now + .seconds(20)
+        while events.last?["body"]?["phase"] != "finished", ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
             events = hit.sink.jsonFrames.filter { $0["name"] == "progress.request" && $0["body"]?["request"] == 2 }
         }
@@ -194,7 +196,8 @@ struct ImmediateHitTests {
         #expect(try await slow.sink.reply(2) == reply)
         for rig in [fast, slow] {
             var events: [JSONValue] = []
-            for _ in 0..<500 where events.last?["body"]?["phase"] != "failed" {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while events.last?["body"]?["phase"] != "failed", ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
                 events = rig.sink.jsonFrames.filter { $0["name"] == "progress.request" }
             }

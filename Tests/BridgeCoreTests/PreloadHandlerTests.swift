@@ -95,7 +95,9 @@ import Testing
     }
 
     @Test func concurrencyPerHostAndPriorityOrder() async throws {
-        let rig = PreloadRig(delay: .milliseconds(30))
+        // Each request is in flight long enough that the next one starts meanwhile, on a loaded
+        // machine too (with 30 ms, a slow start of the second could leave the peak at 1).
+        let rig = PreloadRig(delay: .milliseconds(300))
         let urls = JSONValue.array((1...6).map { .string("http://h\($0 % 2).example/fresh/\($0)") })
         _ = try await rig.preload(["urls": urls, "concurrency": 4, "perHost": 2])
         #expect(rig.inFlight.peakPerHost.values.allSatisfy { $0 <= 2 })

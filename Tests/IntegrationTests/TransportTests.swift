@@ -130,7 +130,8 @@ import Testing
         let harness = try await BrokerHarness.start()
         let client = try await harness.client()
         let pending = Task { try await client.post("fetch", ["url": .string(harness.origin.url("/hang"))]) }
-        try await Task.sleep(for: .milliseconds(200))
+        // The fetch is at the origin (work to cancel), not merely 200 ms later.
+        try await waitFor { harness.origin.requestCount("/hang") == 1 }
         await harness.stop()
         try await waitFor { client.closeStatus.closed }
         #expect(client.closeStatus.code == 1001)

@@ -10,7 +10,10 @@ import Testing
     /// nil: the configuration's default, which is `HTTPUpstreamClient.defaultConnectionsPerHost` (16).
     @Test(arguments: [3, nil])
     func requestsUseExactlyTheConfiguredConnectionsInParallel(configured: Int?) async throws {
-        let latency = Duration.milliseconds(150)
+        // Long enough that every one of the first requests reaches the origin before the first
+        // answer frees a connection, on a loaded machine too (make test-asan): with 150 ms, the
+        // peak could fall short of the limit only because the requests went out slowly.
+        let latency = Duration.milliseconds(500)
         let limit = configured ?? 16
         #expect(BrokerServerConfiguration().upstreamConnectionsPerHost == 16)
         let harness = try await BrokerHarness.start(originLatency: latency) { configuration in
