@@ -149,11 +149,10 @@ export async function askEarly(client, text, take, stuck) {
 function requestEarly(client, text) {
   const socket = absoluteUrl(client.url);
   const url = withToken(httpOriginOfSocket(client.url) + EARLY_PATH, client.token || (socket && socket.searchParams.get("token")));
-  return client.earlyFetch(url, {
-    // A CORS simple request (text/plain, no credentials): no preflight before it.
-    method: "POST", body: text, headers: { "content-type": "text/plain;charset=UTF-8" },
-    credentials: "omit", mode: "cors", cache: "no-store", keepalive: false,
-  });
+  // A CORS simple request (fetch's default mode; a string body is text/plain;charset=UTF-8 by the
+  // Fetch standard; no credentials): no preflight before it. Only what differs from the defaults
+  // is given: every member of the init costs the page's main thread at its start (docs/BENCHMARKS.md).
+  return client.earlyFetch(url, { method: "POST", body: text, credentials: "omit" });
 }
 
 /**
