@@ -4,6 +4,7 @@
 // one of them as fetch(url) with no init would are served from that answer, without a post over the
 // socket; the resources arrive while the page still parses.
 
+import { concatBytes } from "./bytes.js";
 import { EARLY_MAX_FETCHES } from "./constants.js";
 import { EarlyPosts, askEarly, greetingLines, readAnswer } from "./early.js";
 import { global } from "./env.js";
@@ -60,9 +61,9 @@ export class PreloadedResponses {
   }
 
   /**
-   * The answer's whole responses by resource URL, or null when it serves nothing. Other answers
-   * (events and body frames, not_cached) are left out, and so is a response with a `vary` header:
-   * the broker chose it without the page's document cookie.
+   * The answer's complete responses by resource URL (completeResponses), or null when it serves
+   * nothing. A response with a `vary` header is left out: the broker chose it without the page's
+   * document cookie.
    */
   read(bytes, id) {
     const messages = readAnswer(bytes);
@@ -73,13 +74,12 @@ export class PreloadedResponses {
       return null;
     }
     if (!reply.ok) return null; // An older broker, without the handler.
-    const wholes = new Map();
-    for (const message of messages) if (message.final && !wholes.has(message.id)) wholes.set(message.id, message.head ? message : null);
+    const responses = completeResponses(messages);
     const entries = new Map();
     urls.slice(0, EARLY_MAX_FETCHES).forEach((url, index) => {
-      const whole = wholes.get(id + 1 + index);
+      const response = responses.get(id + 1 + index);
       const key = urlKey(url);
-      if (whole && !hasVary(whole.head) && !entries.has(key)) entries.set(key, whole);
+      if (response && !hasVary(response.head) && !entries.has(key)) entries.set(key, response);
     });
     return entries;
   }
@@ -129,6 +129,42 @@ export class PreloadedResponses {
     }
     client.flushQueue();
   }
+}
+
+/**
+ * The answer's complete responses by post id, each as a whole response ({frame: {id, payload},
+ * head}): its whole-response frames, and the responses that came as a stream (the broker had their
+ * bodies on disk, not in memory: after a restart, or once its memory tier let them go), each joined
+ * from its binary body frames, the last one ended, and its ok reply (the head a whole frame stands
+ * for), when the reply counts as many bytes as came. A failed post, a stream cut short and any other
+ * body encoding are left out: those fetches go their usual way.
+ */
+function completeResponses(messages) {
+  const streams = new Map();
+  const responses = new Map();
+  const done = new Set();
+  for (const message of messages) {
+    if (done.has(message.id)) continue;
+    if (message.head) {
+      done.add(message.id);
+      responses.set(message.id, message);
+    } else if (message.frame) {
+      const stream = streams.get(message.id) || { chunks: [], bytes: 0, ended: false, broken: false };
+      stream.broken = stream.broken || stream.ended;
+      stream.chunks.push(message.frame.payload);
+      stream.bytes += message.frame.payload.byteLength;
+      stream.ended = message.frame.end;
+      streams.set(message.id, stream);
+    } else if (message.final) {
+      done.add(message.id);
+      const head = message.ok ? message.envelope.body : null;
+      const stream = streams.get(message.id) || { chunks: [], bytes: 0, ended: true, broken: false };
+      if (!head || typeof head !== "object" || head.bodyEncoding !== "binary" || !stream.ended || stream.broken) continue;
+      if (typeof head.bodyBytes === "number" && head.bodyBytes !== stream.bytes) continue;
+      responses.set(message.id, { frame: { id: message.id, payload: concatBytes(stream.chunks, stream.bytes) }, head });
+    }
+  }
+  return responses;
 }
 
 function withoutPerRequestFields(body) {

@@ -25,7 +25,9 @@ const head = (url, bytes, extra = {}) => ({
 /**
  * The broker's answer for these resources, in preload order: each `[path, kind]`, kind "whole"
  * (a whole response whose body is the path), "vary" (the same with a vary header), "stream" (an
- * event, body frames and an ok reply), or "miss" (not_cached). `replyFirst` puts the reply first.
+ * event, body frames and an ok reply), "cut" (the same without the last frame's end flag),
+ * "miscounted" (a reply counting one byte more than came), "empty" (an event and a reply of no
+ * bytes, no frame), or "miss" (not_cached). `replyFirst` puts the reply first.
  */
 function answerFor(resources, { replyFirst = false } = {}) {
   return (call) => {
@@ -36,9 +38,14 @@ function answerFor(resources, { replyFirst = false } = {}) {
       const url = CDN + path;
       if (kind === "whole") frames.push(wholeFrame(id, head(url, path.length), path));
       else if (kind === "vary") frames.push(wholeFrame(id, head(url, path.length, { headers: [["content-type", "text/plain"], ["Vary", "Cookie"]] }), path));
-      else if (kind === "stream") {
-        frames.push({ type: "event", id, name: "response", body: head(url, path.length) }, encodeFrame(id, path, true));
-        frames.push({ type: "reply", id, ok: true, body: head(url, path.length) });
+      else if (kind === "stream" || kind === "cut" || kind === "miscounted") {
+        // As the broker streams a body it reads from disk: the event, body frames (two here), the reply.
+        const half = Math.floor(path.length / 2);
+        frames.push({ type: "event", id, name: "response", body: head(url, path.length) });
+        frames.push(encodeFrame(id, path.slice(0, half), false), encodeFrame(id, path.slice(half), kind !== "cut"));
+        frames.push({ type: "reply", id, ok: true, body: head(url, kind === "miscounted" ? path.length + 1 : path.length) });
+      } else if (kind === "empty") {
+        frames.push({ type: "event", id, name: "response", body: head(url, 0) }, { type: "reply", id, ok: true, body: head(url, 0) });
       } else frames.push({ type: "reply", id, ok: false, error: { code: "not_cached", message: "no fresh stored response" } });
     });
     const reply = { type: "reply", id: post.id, ok: true, body: { urls: resources.map(([path]) => CDN + path) } };
@@ -80,10 +87,9 @@ test("at its start, right after its WebSocket, the shim sends one early request:
   assert.equal(socketsThen, 1, "sent once the WebSocket exists");
   const call = env.pushCalls[0];
   assert.equal(call.url, "http://127.0.0.1:8787/bridge/early?token=s3cret");
-  assert.deepEqual(call.init, {
-    method: "POST", body: call.body, headers: { "content-type": "text/plain;charset=UTF-8" },
-    credentials: "omit", mode: "cors", cache: "no-store", keepalive: false,
-  });
+  // What differs from a default fetch(): a POST of the lines, without credentials (a CORS simple
+  // request: the browser sends the string as text/plain;charset=UTF-8).
+  assert.deepEqual(call.init, { method: "POST", body: call.body, credentials: "omit" });
   assert.deepEqual(call.lines.map((line) => line.name), ["page.identity", "page.preloaded"]);
   assert.deepEqual(call.lines[0].body, { url: PAGE_URL, userAgent: navigator.userAgent, languages: ["en-US", "en", "de"] });
   const post = call.lines[1];
@@ -257,18 +263,26 @@ test("an answer that never comes releases the held fetches after a while; a late
   assert.equal(await (await again).text(), "again");
 });
 
-test("only whole responses without vary serve: a vary head, events with body frames and not_cached go over the socket", async () => {
-  const env = loadBridge({ push: answerFor([["/v", "vary"], ["/s", "stream"], ["/m", "miss"], ["/w", "whole"]]) });
+test("complete responses without vary serve, whole or streamed from the broker's disk; a vary head, a cut or miscounted stream and not_cached go over the socket", async () => {
+  const kinds = [["/v", "vary"], ["/s", "stream"], ["/m", "miss"], ["/w", "whole"], ["/c", "cut"], ["/n", "miscounted"], ["/e", "empty"]];
+  const env = loadBridge({ push: answerFor(kinds) });
   await waitFor(() => env.pushCalls.length, "the page.preloaded request");
   const ws = await env.open();
   await tick(5);
-  const paths = ["/v", "/s", "/m", "/w"];
-  const pending = paths.map((path) => fetch(CDN + path));
-  await waitFor(() => ws.posts("fetch").length === 3, "three fetches on the socket");
+  const pending = kinds.map(([path]) => fetch(CDN + path));
+  const socket = ["/v", "/m", "/c", "/n"];
+  await waitFor(() => ws.posts("fetch").length === socket.length, "four fetches on the socket");
   await tick(5);
-  assert.deepEqual(ws.posts("fetch").map((post) => post.body.url), ["/v", "/s", "/m"].map((path) => CDN + path));
+  assert.deepEqual(ws.posts("fetch").map((post) => post.body.url), socket.map((path) => CDN + path));
   for (const post of ws.posts("fetch")) ws.pushWhole(post.id, head(post.body.url, 6), "socket");
-  assert.deepEqual(await Promise.all(pending.map(async (promise) => (await promise).text())), ["socket", "socket", "socket", "/w"]);
+  const responses = await Promise.all(pending);
+  assert.deepEqual(await Promise.all(responses.map((response) => response.text())), ["socket", "/s", "socket", "/w", "socket", "socket", ""]);
+  // A streamed response serves as the whole one would: its head, its url, its cache status.
+  const streamed = responses[1];
+  assert.equal(streamed.status, 200);
+  assert.equal(streamed.url, `${CDN}/s`);
+  assert.equal(streamed.headers.get("x-from"), "push");
+  assert.deepEqual(streamed.bridge.cache, { status: "hit", age: 2 });
 });
 
 test("each pushed response serves one fetch: a second fetch of its URL, at once or later, goes over the socket", async () => {
