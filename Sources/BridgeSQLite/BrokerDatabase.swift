@@ -4,7 +4,8 @@ import Foundation
 ///
 /// The HTTP cache keeps its entries here (see `SQLiteCacheStore`); bodies over the inline
 /// threshold live as files in the `bodies/` directory beside it. The cookie jar keeps its
-/// persistent cookies in the `cookies` table (see `SQLiteCookieStore`).
+/// persistent cookies in the `cookies` table (see `SQLiteCookieStore`), and the record of
+/// preloaded pages the `preloaded_pages` table (see `SQLitePreloadedPages`).
 public enum BrokerDatabase {
     /// The file name inside the cache directory.
     public static let fileName = "bridge-broker.sqlite"
@@ -25,13 +26,23 @@ public enum BrokerDatabase {
         try connection.execute("UPDATE meta SET value = '4' WHERE key = 'schema' AND value = '3'")
         try addColumn(connection, "cache_entries", "status_text", "TEXT")
         try connection.execute("UPDATE meta SET value = '5' WHERE key = 'schema' AND value = '4'")
+        try connection.execute(preloadedPagesTable)
+        try connection.execute("UPDATE meta SET value = '6' WHERE key = 'schema' AND value = '5'")
         return connection
     }
 
     /// The schema version `open` leaves: 1 had the cache only, 2 adds the cookie jar, 3 the
     /// checksum of cache body files, 4 the partition key of `Partitioned` cookies, 5 the reason
-    /// phrase of cache entries (`status_text`, NULL in older rows: they serve the standard phrase).
-    public static let schemaVersion = 5
+    /// phrase of cache entries (`status_text`, NULL in older rows: they serve the standard phrase),
+    /// 6 the record of preloaded pages (`preloaded_pages`).
+    public static let schemaVersion = 6
+
+    // Schema 6: what the last `preload` of each page stored (`SQLitePreloadedPages`); `recorded`
+    // orders the pages, least recently recorded first.
+    static let preloadedPagesTable = """
+        CREATE TABLE IF NOT EXISTS preloaded_pages (
+            page TEXT PRIMARY KEY, resources TEXT NOT NULL, recorded INTEGER NOT NULL)
+        """
 
     /// A jar written before partitions has no `partition_key` column, and its primary key lacks
     /// it: the table is rebuilt in one transaction with the column ('' for every old cookie, which

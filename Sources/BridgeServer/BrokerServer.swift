@@ -74,7 +74,14 @@ public final class BrokerServer: Sendable {
         self.cookies = cookies
         let fetch = FetchHandler(upstream: metered, rules: rules, cache: cache, cookies: cookies)
         broker.register("fetch", fetch)
-        let pages = PreloadedPages()
+        let pagesPersistence: SQLitePreloadedPages?
+        do {
+            pagesPersistence = try SQLitePreloadedPages(directory: configuration.cacheDirectory)
+        } catch {
+            logger.error("the record of preloaded pages could not be opened, it is kept in memory only: \(error)")
+            pagesPersistence = nil
+        }
+        let pages = PreloadedPages(persistence: pagesPersistence) { [logger] message in logger.error("\(message)") }
         broker.register("preload", PreloadHandler(fetch: fetch, pages: pages))
         broker.register("page.preloaded", PagePreloadedHandler(pages: pages))
         broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress))

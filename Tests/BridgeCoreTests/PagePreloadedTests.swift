@@ -1,3 +1,4 @@
+import Synchronization
 import BridgeCore
 import Testing
 
@@ -52,5 +53,51 @@ struct PagePreloadedTests {
         #expect(pages.resources(of: "http://a/1") == ["http://a/z"])
         #expect(pages.resources(of: "http://a/2") == [], "the least recently recorded went")
         #expect(pages.resources(of: "http://a/3").count == PreloadedPages.maxResources)
+    }
+
+    @Test func aPersistenceKeepsEveryRecordAndGivesItBackAtStart() {
+        let kept = MemoryPreloadedPages()
+        let pages = PreloadedPages(capacity: 2, persistence: kept)
+        pages.record(page: "http://a/1", resources: ["http://a/x"])
+        pages.record(page: "http://a/2", resources: ["http://a/y"])
+        pages.record(page: "http://a/1", resources: ["http://a/z"])
+        pages.record(page: "http://a/3", resources: ["http://a/w"])
+        #expect(kept.pages.withLock { $0.map(\.page) } == ["http://a/1", "http://a/3"], "the evicted page left the database too")
+        // A restart: the same record, the most recently recorded kept when the capacity is smaller.
+        let again = PreloadedPages(capacity: 2, persistence: kept)
+        #expect(again.resources(of: "http://a/1") == ["http://a/z"] && again.resources(of: "http://a/3") == ["http://a/w"])
+        let smaller = PreloadedPages(capacity: 1, persistence: kept)
+        #expect(smaller.resources(of: "http://a/1") == [] && smaller.resources(of: "http://a/3") == ["http://a/w"])
+    }
+
+    @Test func aFailingPersistenceIsReportedAndTheRecordStaysInMemory() {
+        let kept = MemoryPreloadedPages()
+        kept.failing.withLock { $0 = true }
+        let reports = Mutex<[String]>([])
+        let pages = PreloadedPages(persistence: kept) { message in reports.withLock { $0.append(message) } }
+        pages.record(page: "http://a/1", resources: ["http://a/x"])
+        #expect(pages.resources(of: "http://a/1") == ["http://a/x"])
+        let messages = reports.withLock { $0 }
+        #expect(messages.count == 2 && messages[0].contains("could not be read") && messages[1].contains("in memory only"), "\(messages)")
+    }
+}
+
+/// A `PreloadedPagesPersistence` in memory, which may fail on demand.
+final class MemoryPreloadedPages: PreloadedPagesPersistence {
+    struct Failure: Error {}
+    let pages = Mutex<[(page: String, resources: [String])]>([])
+    let failing = Mutex(false)
+
+    func loadPreloadedPages() throws -> [(page: String, resources: [String])] {
+        if failing.withLock({ $0 }) { throw Failure() }
+        return pages.withLock { $0 }
+    }
+
+    func savePreloadedPage(_ page: String, resources: [String], evicting evicted: [String]) throws {
+        if failing.withLock({ $0 }) { throw Failure() }
+        pages.withLock { pages in
+            pages.removeAll { $0.page == page || evicted.contains($0.page) }
+            pages.append((page, resources))
+        }
     }
 }

@@ -129,6 +129,38 @@ import Testing
         #expect(try early(harness, [anonymous]).status == 400)
     }
 
+    @Test func aPageOpenedAfterABrokerRestartStillGetsWhatItsPreloadStored() async throws {
+        let first = try await CacheHarness.start { _ in }
+        let pageURL = first.origin.url("/pageload?way=links&n=2&size=1000&max-age=600")
+        let preload = try await first.client.post("preload", ["page": .string(pageURL)])
+        #expect(preload["totals"]?["stored"]?.intValue == 2)
+        await first.stop(removing: false)
+        let second = try await CacheHarness.start(directory: first.directory)
+        defer { Task { await second.stop() } }
+        let line: JSONValue = [
+            "type": "post", "name": "page.preloaded", "id": 1,
+            "body": ["page": .string(pageURL), "firstId": 10, "fetch": ["responseBody": "binary", "whole": 262_144]],
+        ]
+        let answer = try early(second, [identity, line])
+        #expect(answer.status == 200)
+        let texts = answer.frames.filter { !$0.binary }.compactMap { try? JSONParser.parse($0.bytes) }
+        let reply = try #require(texts.first { $0["type"]?.stringValue == "reply" && $0["id"]?.intValue == 1 })
+        #expect(reply["body"]?["urls"]?.arrayValue?.count == 2)
+        // The bodies are on disk only (the new broker's memory holds none): each comes as a stream,
+        // complete in the answer (the response event, its body frames, the last one ended, and an
+        // ok reply counting their bytes), which the shim serves as it serves a whole response.
+        for id in [10, 11] {
+            let replies = texts.filter { $0["type"]?.stringValue == "reply" && $0["id"]?.intValue == id }
+            let head = try #require(replies.first?["body"], "\(texts)")
+            #expect(replies.first?["ok"] == true && head["status"]?.intValue == 200 && head["bodyEncoding"] == "binary")
+            #expect(head["cache"]?["status"] == "hit")
+            let body = answer.frames.filter { $0.binary }.map(\.bytes).filter { $0.count >= 10 && $0[0] == 1 && $0[2..<10].reduce(0) { $0 << 8 | Int($1) } == id }
+            #expect(body.reduce(0) { $0 + $1.count - 10 } == 1000 && head["bodyBytes"]?.intValue == 1000)
+            #expect(body.last.map { $0[1] & 1 == 1 } == true, "the last body frame ends the body")
+        }
+        #expect(second.origin.requestCount("/cached") == 0, "nothing went upstream")
+    }
+
     @Test func aTokenIsRequiredWhenTheBrokerHasOne() async throws {
         let base = try await BrokerHarness.start {
             $0.token = "s3cret"

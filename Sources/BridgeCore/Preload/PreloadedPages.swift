@@ -1,9 +1,20 @@
 import Synchronization
 
+/// Where `PreloadedPages` keeps its record across restarts: the broker's database
+/// (`SQLitePreloadedPages`), so that a page opened after the broker restarted still gets what a
+/// `preload` before the restart stored.
+public protocol PreloadedPagesPersistence: Sendable {
+    /// Every recorded page with its resources, least recently recorded first.
+    func loadPreloadedPages() throws -> [(page: String, resources: [String])]
+    /// Records `resources` as what `page` preloaded last, and forgets the pages of `evicted`, at once.
+    func savePreloadedPage(_ page: String, resources: [String], evicting evicted: [String]) throws
+}
+
 /// The resources the last `preload` of each page stored, by page URL, for `page.preloaded`.
 ///
-/// Kept in memory for the broker's life, the most recent `capacity` pages: a host preloads a
-/// page, then opens it, and the page's shim asks for them before its script runs.
+/// The most recent `capacity` pages: a host preloads a page, then opens it, and the page's shim
+/// asks for them before its script runs. Read from memory; with a persistence, every record is
+/// also written there and the record is read back at start.
 public final class PreloadedPages: Sendable {
     /// The most pages remembered.
     public let capacity: Int
@@ -17,10 +28,28 @@ public final class PreloadedPages: Sendable {
     }
 
     private let state = Mutex(State())
+    private let persistence: (any PreloadedPagesPersistence)?
+    private let report: @Sendable (String) -> Void
 
-    /// An empty record of at most `capacity` pages.
-    public init(capacity: Int = 256) {
-        self.capacity = capacity
+    /// A record of at most `capacity` pages: empty, or what `persistence` kept. A persistence that
+    /// fails is reported through `report` and leaves the record in memory only, as it was.
+    public init(capacity: Int = 256, persistence: (any PreloadedPagesPersistence)? = nil,
+                report: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.capacity = max(1, capacity)
+        self.persistence = persistence
+        self.report = report
+        guard let persistence else { return }
+        do {
+            let kept = try persistence.loadPreloadedPages()
+            state.withLock { state in
+                for (page, resources) in kept.suffix(self.capacity) where state.resources[page] == nil {
+                    state.resources[page] = Array(resources.prefix(Self.maxResources))
+                    state.order.append(page)
+                }
+            }
+        } catch {
+            report("the record of preloaded pages could not be read, it starts empty: \(error)")
+        }
     }
 
     /// Records `resources` (normalized URLs, in preload order) as what `page` preloaded last.
@@ -29,7 +58,19 @@ public final class PreloadedPages: Sendable {
         state.withLock { state in
             if state.resources.updateValue(kept, forKey: page) != nil { state.order.removeAll { $0 == page } }
             state.order.append(page)
-            if state.order.count > capacity { state.resources[state.order.removeFirst()] = nil }
+            var evicted: [String] = []
+            while state.order.count > capacity {
+                let oldest = state.order.removeFirst()
+                state.resources[oldest] = nil
+                evicted.append(oldest)
+            }
+            // Under the lock: two records of the same page reach the database in their order.
+            guard let persistence else { return }
+            do {
+                try persistence.savePreloadedPage(page, resources: kept, evicting: evicted)
+            } catch {
+                report("the preloaded page \(page) is recorded in memory only: \(error)")
+            }
         }
     }
 
