@@ -28,6 +28,10 @@ public final class SQLitePreloadedPages: PreloadedPagesPersistence, @unchecked S
         }
     }
 
+    public func deleteAllPreloadedPages() throws {
+        try lock.locked { _ in try connection.execute("DELETE FROM preloaded_pages") }
+    }
+
     public func savePreloadedPage(_ page: String, resources: [String], evicting evicted: [String]) throws {
         try lock.locked { _ in
             try connection.transaction {

@@ -86,7 +86,7 @@ public final class BrokerServer: Sendable {
         broker.register("page.preloaded", PagePreloadedHandler(pages: pages))
         broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress))
         broker.register("cache.stats", CacheStatsHandler(cache: cache))
-        broker.register("cache.clear", CacheClearHandler(cache: cache))
+        broker.register("cache.clear", CacheClearHandler(cache: cache, pages: pages))
         broker.register("page.identity", PageIdentityHandler())
         broker.register("page.cookie", PageCookieHandler(jar: cookies))
         broker.register("cookies.get", CookiesGetHandler(jar: cookies))

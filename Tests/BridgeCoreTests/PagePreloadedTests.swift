@@ -68,6 +68,11 @@ struct PagePreloadedTests {
         #expect(again.resources(of: "http://a/1") == ["http://a/z"] && again.resources(of: "http://a/3") == ["http://a/w"])
         let smaller = PreloadedPages(capacity: 1, persistence: kept)
         #expect(smaller.resources(of: "http://a/1") == [] && smaller.resources(of: "http://a/3") == ["http://a/w"])
+        // Cleared with the whole cache: in memory and in the database.
+        again.clear()
+        #expect(again.resources(of: "http://a/1") == [] && kept.pages.withLock { $0.isEmpty })
+        again.record(page: "http://a/5", resources: ["http://a/v"])
+        #expect(again.resources(of: "http://a/5") == ["http://a/v"])
     }
 
     @Test func aFailingPersistenceIsReportedAndTheRecordStaysInMemory() {
@@ -91,6 +96,11 @@ final class MemoryPreloadedPages: PreloadedPagesPersistence {
     func loadPreloadedPages() throws -> [(page: String, resources: [String])] {
         if failing.withLock({ $0 }) { throw Failure() }
         return pages.withLock { $0 }
+    }
+
+    func deleteAllPreloadedPages() throws {
+        if failing.withLock({ $0 }) { throw Failure() }
+        pages.withLock { $0.removeAll() }
     }
 
     func savePreloadedPage(_ page: String, resources: [String], evicting evicted: [String]) throws {

@@ -136,7 +136,6 @@ import Testing
         #expect(preload["totals"]?["stored"]?.intValue == 2)
         await first.stop(removing: false)
         let second = try await CacheHarness.start(directory: first.directory)
-        defer { Task { await second.stop() } }
         let line: JSONValue = [
             "type": "post", "name": "page.preloaded", "id": 1,
             "body": ["page": .string(pageURL), "firstId": 10, "fetch": ["responseBody": "binary", "whole": 262_144]],
@@ -159,6 +158,16 @@ import Testing
             #expect(body.last.map { $0[1] & 1 == 1 } == true, "the last body frame ends the body")
         }
         #expect(second.origin.requestCount("/cached") == 0, "nothing went upstream")
+
+        // Clearing the whole cache forgets the record too, for this broker and the next.
+        _ = try await second.client.post("cache.clear")
+        let cleared = try early(second, [identity, line])
+        #expect(cleared.frames.compactMap { try? JSONParser.parse($0.bytes) }.first { $0["id"]?.intValue == 1 }?["body"]?["urls"]?.arrayValue == [])
+        await second.stop(removing: false)
+        let third = try await CacheHarness.start(directory: first.directory)
+        defer { Task { await third.stop() } }
+        let after = try early(third, [identity, line])
+        #expect(after.frames.compactMap { try? JSONParser.parse($0.bytes) }.first { $0["id"]?.intValue == 1 }?["body"]?["urls"]?.arrayValue == [])
     }
 
     @Test func aTokenIsRequiredWhenTheBrokerHasOne() async throws {

@@ -43,12 +43,18 @@ public struct CacheStatsHandler: BridgeHandler {
 public struct CacheClearHandler: BridgeHandler {
     /// The cache cleared.
     public let cache: HTTPCache
+    /// The record of preloaded pages, forgotten with the whole cache (it names what was in it).
+    public let pages: PreloadedPages?
 
     /// Creates the handler.
-    public init(cache: HTTPCache) { self.cache = cache }
+    public init(cache: HTTPCache, pages: PreloadedPages? = nil) {
+        self.cache = cache
+        self.pages = pages
+    }
 
     public func handle(_ call: HandlerCall) async throws -> JSONValue {
         let scope = try Self.scope(call.body)
+        if case .all = scope { pages?.clear() }
         return ["removed": .integer(await cache.store.clear(scope))]
     }
 

@@ -8,6 +8,8 @@ public protocol PreloadedPagesPersistence: Sendable {
     func loadPreloadedPages() throws -> [(page: String, resources: [String])]
     /// Records `resources` as what `page` preloaded last, and forgets the pages of `evicted`, at once.
     func savePreloadedPage(_ page: String, resources: [String], evicting evicted: [String]) throws
+    /// Forgets every page.
+    func deleteAllPreloadedPages() throws
 }
 
 /// The resources the last `preload` of each page stored, by page URL, for `page.preloaded`.
@@ -70,6 +72,19 @@ public final class PreloadedPages: Sendable {
                 try persistence.savePreloadedPage(page, resources: kept, evicting: evicted)
             } catch {
                 report("the preloaded page \(page) is recorded in memory only: \(error)")
+            }
+        }
+    }
+
+    /// Forgets every page (`cache.clear` of the whole cache): what the record names is gone.
+    public func clear() {
+        state.withLock { state in
+            state = State()
+            guard let persistence else { return }
+            do {
+                try persistence.deleteAllPreloadedPages()
+            } catch {
+                report("the record of preloaded pages could not be cleared in the database: \(error)")
             }
         }
     }
