@@ -35,16 +35,18 @@ def stop_process(process, timeout=10):
 class Broker:
     """A `bridge-broker serve` process; stopped with SIGTERM."""
 
-    def __init__(self, *args, allow_loopback=True, cache=None):
+    def __init__(self, *args, allow_loopback=True, cache=None, port=0, origin_port=None):
         """Starts `serve` with `args`; `{origin}` in an argument becomes the demo origin's URL.
 
         `allow_loopback` adds `--allow-url http://127.0.0.1:*`; without it the broker runs with
-        the default URL rules, as `make run` does. `cache` names the cache directory."""
-        self.origin_port = free_port()
+        the default URL rules, as `make run` does. `cache` names the cache directory; `port` and
+        `origin_port` fix the broker's and the demo origin's ports (a broker restarted as the same
+        one), free ones by default."""
+        self.origin_port = origin_port or free_port()
         self.cache = cache or tempfile.mkdtemp(prefix="bridge-py-")
         origin = f"http://127.0.0.1:{self.origin_port}"
         rules = ["--allow-url", "http://127.0.0.1:*"] if allow_loopback else []
-        command = [str(BINARY), "serve", "--port", "0", "--demo-origin", str(self.origin_port),
+        command = [str(BINARY), "serve", "--port", str(port), "--demo-origin", str(self.origin_port),
                    "--cache-dir", self.cache, "--web-root", str(ROOT), *rules,
                    *(argument.replace("{origin}", origin) for argument in args)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
