@@ -305,9 +305,10 @@ export class Client {
    * It is the post's reply: `spec.onWhole(head, body)` takes the body (a view of the frame), then the
    * post resolves with the head as its reply body. A post without onWhole (BridgeBroker.post with
    * `whole` in a fetch body) gets what the frame stands for: the `response` event and the body
-   * as one END frame through onEvent and onBinary. `head` is the parsed head when the caller has it.
+   * as one END frame through onEvent and onBinary. `head` is the parsed head when the caller has it;
+   * a caller serving several at once passes `flush` false and flushes the queue once after them.
    */
-  onWhole(frame, head = wholeHead(frame)) {
+  onWhole(frame, head = wholeHead(frame), flush = true) {
     if (!head) {
       this.report(new BridgeError("bad_message", "bridge-js received a whole-response frame whose head is not a JSON object"));
       return;
@@ -322,7 +323,7 @@ export class Client {
       if (spec.onBinary) safeCall(spec.onBinary, frame.payload, true);
     }
     exchange.resolve(head);
-    this.flushQueue();
+    if (flush) this.flushQueue();
   }
 
   report(error, envelope) {

@@ -125,7 +125,7 @@ export class PreloadedResponses {
       exchange.state = "sent";
       exchange.id = whole.frame.id;
       client.pending.set(exchange.id, exchange);
-      client.onWhole(whole.frame, whole.head);
+      client.onWhole(whole.frame, whole.head, false);
     }
     client.flushQueue();
   }

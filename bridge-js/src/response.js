@@ -71,7 +71,17 @@ function decorateResponse(response, overrides, bodyError) {
 
 function responseTypeFor(href) {
   const url = absoluteUrl(href);
-  return url && url.origin === pageOrigin() ? "basic" : "cors";
+  return url && url.origin === documentOrigin() ? "basic" : "cors";
+}
+
+/**
+ * The document's origin, with which a "basic" response is same-origin (the Fetch standard): the
+ * global's `origin` in a browser (not the base URL's, which a <base> element may move elsewhere;
+ * and a string read, not a URL parsed, for each response); the base URL's outside one.
+ */
+function documentOrigin() {
+  const origin = global.origin;
+  return typeof origin === "string" && /^https?:\/\//.test(origin) ? origin : pageOrigin();
 }
 
 function bridgeInfo(head) {

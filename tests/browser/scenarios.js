@@ -144,6 +144,17 @@
   }
   add("custom reason phrase on 299", async () => described(await fetch(raw("HTTP/1.1 299 Custom Reason", [], "x"))));
   add("custom reason phrase on 200", async () => described(await fetch(raw("HTTP/1.1 200 Fine By Me", [], "x"))));
+  // A response's type is "basic" when it is same-origin with the document, wherever <base> points.
+  add("a same-origin response is basic with a <base> of another origin", async () => {
+    const base = document.createElement("base");
+    base.href = "http://other.invalid/dir/";
+    document.head.prepend(base);
+    try {
+      return full(await fetch(location.origin + ok("based")));
+    } finally {
+      base.remove();
+    }
+  });
   add("custom reason phrase of a response served from the cache", async () => {
     const url = raw("HTTP/1.1 200 Fine By Me", ["Content-Type: text/plain"], "cached", { cache: "max-age=600", tag: "reason-cache" });
     await (await fetch(url)).text();
