@@ -35,8 +35,9 @@ public final class SQLitePreloadedPages: PreloadedPagesPersistence, @unchecked S
     public func savePreloadedPage(_ page: String, resources: [String], evicting evicted: [String]) throws {
         try lock.locked { _ in
             try connection.transaction {
-                for old in evicted {
-                    try connection.prepare("DELETE FROM preloaded_pages WHERE page = ?").bind([.text(old)]).run()
+                if !evicted.isEmpty {
+                    let delete = try connection.prepare("DELETE FROM preloaded_pages WHERE page = ?")
+                    for old in evicted { try delete.bind([.text(old)]).run() }
                 }
                 try connection.prepare("""
                     INSERT OR REPLACE INTO preloaded_pages (page, resources, recorded)

@@ -60,12 +60,8 @@ public final class BrokerServer: Sendable {
         let store = SQLiteCacheStore(configuration: storeConfiguration) { [logger] message in logger.error("\(message)") }
         cache = HTTPCache(store: store, upstream: metered, logger: logger)
         let rules = URLRules(allow: configuration.allowURLs, deny: configuration.denyURLs, alsoAllow: configuration.alsoAllowURLs)
-        let persistence: SQLiteCookieStore?
-        do {
-            persistence = try SQLiteCookieStore(directory: configuration.cacheDirectory)
-        } catch {
-            logger.error("the cookie jar's database could not be opened, cookies are kept in memory only: \(error)")
-            persistence = nil
+        let persistence = Self.opened("the cookie jar's database", "cookies are kept in memory only", logger) {
+            try SQLiteCookieStore(directory: configuration.cacheDirectory)
         }
         if PublicSuffixList.shared.source != PublicSuffixList.debianPath {
             logger.warning("no public suffix list at \(PublicSuffixList.debianPath) (Debian package publicsuffix): using a short built-in one")
@@ -74,12 +70,8 @@ public final class BrokerServer: Sendable {
         self.cookies = cookies
         let fetch = FetchHandler(upstream: metered, rules: rules, cache: cache, cookies: cookies)
         broker.register("fetch", fetch)
-        let pagesPersistence: SQLitePreloadedPages?
-        do {
-            pagesPersistence = try SQLitePreloadedPages(directory: configuration.cacheDirectory)
-        } catch {
-            logger.error("the record of preloaded pages could not be opened, it is kept in memory only: \(error)")
-            pagesPersistence = nil
+        let pagesPersistence = Self.opened("the record of preloaded pages", "it is kept in memory only", logger) {
+            try SQLitePreloadedPages(directory: configuration.cacheDirectory)
         }
         let pages = PreloadedPages(persistence: pagesPersistence) { [logger] message in logger.error("\(message)") }
         broker.register("preload", PreloadHandler(fetch: fetch, pages: pages))
@@ -152,6 +144,17 @@ public final class BrokerServer: Sendable {
 
     static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host.hasPrefix("127.") || host == "::1"
+    }
+
+    /// A store on the broker's database, or nil (logged: "`what` could not be opened, `otherwise`")
+    /// when it cannot be opened: the broker then runs with that state in memory only.
+    static func opened<Store>(_ what: String, _ otherwise: String, _ logger: Logger, _ open: () throws -> Store) -> Store? {
+        do {
+            return try open()
+        } catch {
+            logger.error("\(what) could not be opened, \(otherwise): \(error)")
+            return nil
+        }
     }
 
     /// Suspends until the process receives SIGINT or SIGTERM.
