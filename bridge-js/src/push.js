@@ -18,7 +18,7 @@ import { hasOwn, soon } from "./util.js";
 const PER_REQUEST_FIELDS = ["url", "documentCookie", "group", "batch", "window"];
 
 /**
- * The answer to the page's `page.preloaded` request: whole responses by URL, each served once. A
+ * The answer to the page's `page.preloaded` request: complete responses by URL, each served once. A
  * fetch that may be one of them waits for the answer in the client's queue (held, as early.js
  * holds its fetches), then is served from it or goes its usual way.
  */

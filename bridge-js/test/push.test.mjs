@@ -62,6 +62,14 @@ function deferredPush() {
   };
 }
 
+/** A page whose page.preloaded request waits for the test's answer (`waiting`), with its socket open. */
+async function awaitingPush() {
+  const deferred = deferredPush();
+  const env = loadBridge({ push: deferred.push });
+  const waiting = await deferred.next();
+  return { env, waiting, ws: await env.open() };
+}
+
 /**
  * Answers the next fetch post over the socket with `text`; returns the post. It must come within
  * `within` ms: sooner than the 3 s after which the shim stops waiting for an answer that never came.
@@ -145,10 +153,7 @@ test("a fetch of a pushed URL is served from the answer, counted in the page's p
 });
 
 test("a fetch asking anything else than fetch(url) goes its usual way at once, even while the answer is awaited", async () => {
-  const deferred = deferredPush();
-  const env = loadBridge({ push: deferred.push });
-  const { call, resolve } = await deferred.next();
-  const ws = await env.open();
+  const { env, waiting: { call, resolve }, ws } = await awaitingPush();
   const paths = ["/h", "/i", "/n", "/p", "/r", "/t"];
   const others = [
     fetch(`${CDN}/h`, { headers: { "X-Trace": "1" } }),
@@ -174,10 +179,7 @@ test("a fetch asking anything else than fetch(url) goes its usual way at once, e
 
 test("a fetch held for the answer goes on when its URL is not in it: over the open socket, or in an early fetch POST", async () => {
   // The socket is open: held meanwhile, then over it.
-  let deferred = deferredPush();
-  let env = loadBridge({ push: deferred.push });
-  let waiting = await deferred.next();
-  const ws = await env.open();
+  let { env, waiting, ws } = await awaitingPush();
   const held = fetch(`${CDN}/c`);
   await tick(10);
   assert.equal(ws.posts("fetch").length, 0, "held while the answer is awaited");
@@ -187,7 +189,7 @@ test("a fetch held for the answer goes on when its URL is not in it: over the op
   assert.equal(await (await held).text(), "c from the socket");
 
   // The socket is not open yet: the fetch goes in an early fetch POST, as without the push.
-  deferred = deferredPush();
+  const deferred = deferredPush();
   const earlyLines = [];
   env = loadBridge({
     push: deferred.push,
@@ -247,10 +249,7 @@ test("a network error, another status, a malformed answer or a refused post rele
 });
 
 test("an answer that never comes releases the held fetches after a while; a late answer serves nothing", async () => {
-  const deferred = deferredPush();
-  const env = loadBridge({ push: deferred.push });
-  const waiting = await deferred.next();
-  const ws = await env.open();
+  const { env, waiting, ws } = await awaitingPush();
   const pending = fetch(`${CDN}/slow`);
   await tick(20);
   assert.equal(ws.posts("fetch").length, 0);
@@ -286,10 +285,7 @@ test("complete responses without vary serve, whole or streamed from the broker's
 });
 
 test("each pushed response serves one fetch: a second fetch of its URL, at once or later, goes over the socket", async () => {
-  const deferred = deferredPush();
-  const env = loadBridge({ push: deferred.push });
-  const waiting = await deferred.next();
-  const ws = await env.open();
+  const { env, waiting, ws } = await awaitingPush();
   const first = fetch(`${CDN}/once`);
   const second = fetch(`${CDN}/once`);
   waiting.resolve(answerFor([["/once", "whole"]])(waiting.call));
@@ -303,10 +299,7 @@ test("each pushed response serves one fetch: a second fetch of its URL, at once 
 });
 
 test("a fetch aborted while held rejects with AbortError and is never served; the response stays for the next fetch", async () => {
-  const deferred = deferredPush();
-  const env = loadBridge({ push: deferred.push });
-  const waiting = await deferred.next();
-  const ws = await env.open();
+  const { env, waiting, ws } = await awaitingPush();
   const controller = new AbortController();
   const aborted = fetch(`${CDN}/a`, { signal: controller.signal });
   await tick(5);
