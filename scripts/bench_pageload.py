@@ -410,6 +410,7 @@ def main():
     parser.add_argument("--before", metavar="DIR", help="also run each chosen shim way with the shim of DIR/bridge-js/bridge.js (an older build), side by side")
     parser.add_argument("--cross-site", action="store_true",
                         help="also run each chosen shim way with the page naming the broker by localhost (another site), side by side")
+    parser.add_argument("--json", metavar="FILE", help="also write every counted load's result, per way and round, to FILE")
     parser.add_argument("--trace", metavar="DIR", help="trace every counted load, save the traces in DIR, print what the page's main thread did")
     args = parser.parse_args()
     if args.trace:
@@ -444,6 +445,8 @@ def main():
         bench.stop_browser()
         bench.stop()
     report(args, ways, results, load_before, benchkit.machine_load(), started)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":
