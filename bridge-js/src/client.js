@@ -155,7 +155,7 @@ export class Client {
     if (!spec) return;
     const exchange = new Exchange(this, spec);
     exchange.greeting = true;
-    exchange.bodyJson = JSON.stringify(spec.body);
+    exchange.finishBody();
     exchange.state = "queued";
     if (spec.settled) spec.settled(exchange.promise);
     this.queue.unshift(exchange);
@@ -335,12 +335,9 @@ export class Client {
   /** Starts a post described by `spec` ({name, body, reply, signal, upload, onEvent, onBinary}). */
   exchange(spec) {
     const exchange = new Exchange(this, spec);
-    try {
-      exchange.bodyJson = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    } catch (error) {
-      exchange.reject(new BridgeError("bad_message", `the body of post "${spec.name}" is not JSON: ${error.message}`));
-      return exchange;
-    }
+    // A body with a finishing step is finished once it is sure to go: below, or when the page's
+    // preloaded responses do not have it (push.js).
+    if (!spec.finishBody && !this.finishBody(exchange)) return exchange;
     if (this.state === "closed") {
       exchange.reject(new BridgeError("network", "bridge-js is disconnected: call BridgeBroker.connect() first"));
       return exchange;
@@ -350,6 +347,7 @@ export class Client {
     this.queue.push(exchange);
     // A fetch the page's preloaded responses may answer waits for them (push.js), even once the socket is open.
     const pushed = Boolean(spec.pushable && this.push && this.push.claim(exchange));
+    if (!pushed && !this.finishBody(exchange)) return exchange;
     this.flushQueue();
     if (exchange.state !== "queued") return exchange;
     this.armQueueTimer(exchange);
@@ -384,6 +382,15 @@ export class Client {
       this.removeFromQueue(exchange);
       exchange.reject(new BridgeError("network", `could not reach the broker at ${this.url} within ${this.queueTimeout} ms`));
     }, this.queueTimeout);
+  }
+
+  /** Finishes the post's body (Exchange.finishBody); one that is not JSON rejects the post: false then. */
+  finishBody(exchange) {
+    const error = exchange.finishBody();
+    if (!error) return true;
+    this.removeFromQueue(exchange);
+    exchange.reject(new BridgeError("bad_message", `the body of post "${exchange.spec.name}" is not JSON: ${error.message}`));
+    return false;
   }
 
   removeFromQueue(exchange) {

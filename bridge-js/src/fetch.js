@@ -57,10 +57,11 @@ async function fetchBodySource(plan) {
 }
 
 /**
- * The body of the `fetch` post for `plan`: what FetchRun.start sends, and, for fetch(pageUrl) with
- * no init, the template of the page's preloaded responses (defaultFetchBody, push.js).
+ * The body of the `fetch` post for `plan`, without the page's document cookie (addDocumentCookie
+ * adds it when the post is sure to go): what FetchRun.start sends, and, for fetch(pageUrl) with no
+ * init, the template of the page's preloaded responses (defaultFetchBody, push.js).
  */
-function fetchPostBody(context, plan, group, upload, withCookie = true) {
+function fetchPostBody(context, plan, group, upload) {
   const body = {
     url: plan.url,
     method: plan.method,
@@ -83,12 +84,17 @@ function fetchPostBody(context, plan, group, upload, withCookie = true) {
     batch: true,
     timeout: plan.timeout != null ? Number(plan.timeout) : context.config.requestTimeout,
   };
-  const cookie = withCookie ? context.cookies.documentCookieFor(absoluteUrl(plan.url), plan.credentials) : undefined;
-  Object.assign(body, identityFields(plan, cookie));
+  Object.assign(body, identityFields(plan));
   if (plan.cache !== undefined && plan.cache !== "default") body.cache = plan.cache;
   if (group) body.group = group;
   if (upload) body.body = upload.length === null ? { binary: true } : { binary: true, length: upload.length };
   return body;
+}
+
+/** Adds `documentCookie` to a fetch post's body, when the request carries the page's cookies (identity.js). */
+function addDocumentCookie(context, plan, body) {
+  const cookie = context.cookies.documentCookieFor(absoluteUrl(plan.url), plan.credentials);
+  if (cookie !== undefined) body.documentCookie = cookie;
 }
 
 /**
@@ -105,7 +111,7 @@ export function defaultFetchBody(context) {
     url: url.href, method: "GET", headers: [], redirect: "follow", credentials: "same-origin", mode: "cors",
     referrer: "about:client", referrerPolicy: "", cache: undefined, timeout: undefined,
   };
-  return fetchPostBody(context, plan, null, undefined, false);
+  return fetchPostBody(context, plan, null, undefined);
 }
 
 /** One bridged fetch: resolves with a Response at the `response` event, then feeds its body. */
@@ -132,6 +138,9 @@ class FetchRun {
     this.exchange = context.client.exchange({
       name: "fetch",
       body,
+      // document.cookie is read only for a post that goes: one served from the page's preloaded
+      // responses (push.js) does not (each first read in a turn is a call into the browser).
+      finishBody: (post) => addDocumentCookie(context, plan, post),
       upload,
       // A request the broker may answer from its cache alone may also go early, over HTTP, before
       // the WebSocket is open (early.js): a GET or HEAD without a body, in the default cache mode.
@@ -295,8 +304,12 @@ export function createFetch(context) {
   }
 
   /** Always through the broker when the URL allows it (http(s), not the broker's own origin). */
-  async function bridgedFetch(input, init) {
-    const url = requestUrlOf(input);
+  function bridgedFetch(input, init) {
+    return bridged(input, init, requestUrlOf(input));
+  }
+
+  /** bridgedFetch of `input`, whose URL the caller has parsed (`url`): once per fetch() is enough. */
+  async function bridged(input, init, url) {
     if (!isHttpUrl(url) || url.origin === context.brokerOrigin()) return callNative(input, init);
     const plan = planFetch(input, init, url);
     if (plan.signal && plan.signal.aborted) throw abortReason(plan.signal);
@@ -316,7 +329,7 @@ export function createFetch(context) {
   function fetch(input, init) {
     const url = requestUrlOf(input);
     if (!context.patches.fetch || !url || !context.shouldBridge(url)) return callNative(input, init);
-    return bridgedFetch(input, init);
+    return bridged(input, init, url);
   }
 
   return { bridgedFetch, fetch };

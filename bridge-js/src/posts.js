@@ -80,6 +80,7 @@ export class Exchange {
     this.state = "new"; // new, queued, sent, settled
     this.transport = null;
     this.bodyJson = undefined;
+    this.bodyFinished = false;
     this.queueTimer = null;
     this.detachSignal = null;
     // Sent before the connection's hello; queued again after such a post was refused (client.js).
@@ -93,6 +94,25 @@ export class Exchange {
       this.resolvePromise = resolve;
       this.rejectPromise = reject;
     });
+  }
+
+  /**
+   * Makes `bodyJson` from the spec's body, once, after the spec's `finishBody(body)` where it has
+   * one: a fetch's reads the page's document cookie (a call into the browser), which a fetch served
+   * from the page's preloaded responses (push.js) is never sent and never needs. Returns the error
+   * when the body is not JSON (the caller rejects the post with it), else null.
+   */
+  finishBody() {
+    if (this.bodyFinished) return null;
+    this.bodyFinished = true;
+    const spec = this.spec;
+    try {
+      if (spec.finishBody) spec.finishBody(spec.body);
+      this.bodyJson = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+      return null;
+    } catch (error) {
+      return error;
+    }
   }
 
   get expectsReply() {

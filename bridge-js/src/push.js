@@ -117,7 +117,7 @@ export class PreloadedResponses {
       const key = urlKey(exchange.spec.body.url);
       const whole = this.entries.get(key);
       if (!whole) {
-        client.holdEarly(exchange);
+        if (client.finishBody(exchange)) client.holdEarly(exchange);
         continue;
       }
       this.entries.delete(key);

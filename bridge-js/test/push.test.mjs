@@ -29,13 +29,13 @@ const head = (url, bytes, extra = {}) => ({
  * "miscounted" (a reply counting one byte more than came), "empty" (an event and a reply of no
  * bytes, no frame), or "miss" (not_cached). `replyFirst` puts the reply first.
  */
-function answerFor(resources, { replyFirst = false } = {}) {
+function answerFor(resources, { replyFirst = false, origin = CDN } = {}) {
   return (call) => {
     const post = preloadedPost(call);
     const frames = [];
     resources.forEach(([path, kind], index) => {
       const id = post.body.firstId + index;
-      const url = CDN + path;
+      const url = origin + path;
       if (kind === "whole") frames.push(wholeFrame(id, head(url, path.length), path));
       else if (kind === "vary") frames.push(wholeFrame(id, head(url, path.length, { headers: [["content-type", "text/plain"], ["Vary", "Cookie"]] }), path));
       else if (kind === "stream" || kind === "cut" || kind === "miscounted") {
@@ -48,7 +48,7 @@ function answerFor(resources, { replyFirst = false } = {}) {
         frames.push({ type: "event", id, name: "response", body: head(url, 0) }, { type: "reply", id, ok: true, body: head(url, 0) });
       } else frames.push({ type: "reply", id, ok: false, error: { code: "not_cached", message: "no fresh stored response" } });
     });
-    const reply = { type: "reply", id: post.id, ok: true, body: { urls: resources.map(([path]) => CDN + path) } };
+    const reply = { type: "reply", id: post.id, ok: true, body: { urls: resources.map(([path]) => origin + path) } };
     return new Response(earlyAnswer(replyFirst ? [reply, ...frames] : [...frames, reply]));
   };
 }
@@ -150,6 +150,30 @@ test("a fetch of a pushed URL is served from the answer, counted in the page's p
     assert.equal(ws.posts("fetch").length, 0);
     assert.equal(env.earlyCalls.length, 0, "no early fetch POST either");
   }
+});
+
+test("document.cookie is read for a fetch that goes on, not for one served from the answer", async () => {
+  const { env, waiting, ws } = await awaitingPush();
+  // Counts the page's reads of document.cookie (the fake document's getter iterates its store).
+  const store = env.document.cookieStore;
+  const iterate = store[Symbol.iterator].bind(store);
+  let reads = 0;
+  store[Symbol.iterator] = () => {
+    reads++;
+    return iterate();
+  };
+  store.set("theme", "dark");
+  const served = fetch(`${location.origin}/app/a.css`);
+  const other = fetch(`${location.origin}/app/c.json`);
+  await tick(10);
+  assert.equal(reads, 0, "held for the answer: nothing read yet");
+  waiting.resolve(answerFor([["/app/a.css", "whole"]], { origin: location.origin })(waiting.call));
+  assert.equal(await (await served).text(), "/app/a.css");
+  const post = await answerOverSocket(ws, "c");
+  assert.equal(await (await other).text(), "c");
+  assert.equal(post.body.url, `${location.origin}/app/c.json`);
+  assert.equal(post.body.documentCookie, "theme=dark", "the one that went carries the page's cookies");
+  assert.equal(reads, 1, "read once: for the fetch that went, not for the one served");
 });
 
 test("a fetch asking anything else than fetch(url) goes its usual way at once, even while the answer is awaited", async () => {
