@@ -38,11 +38,24 @@ export function isForbiddenRequestHeader(name, value) {
   return String(value).split(",").some((method) => OVERRIDDEN_FORBIDDEN_METHODS.includes(method.trim().toLowerCase()));
 }
 
+// What the requests need of the page's URL, worked out again only when location.href moves (as
+// history.pushState moves it): every fetch asks for it several times, and each parse of a URL
+// costs the page's main thread.
+let pageFacts = null;
+
+function pageUrlFacts() {
+  const location = global.location;
+  const href = location && location.href ? String(location.href) : "";
+  if (pageFacts && pageFacts.href === href && href) return pageFacts;
+  const url = absoluteUrl(href);
+  const http = isHttpUrl(url);
+  pageFacts = { href, http, protocol: url ? url.protocol : null, hostname: url ? url.hostname : null, referrer: url ? referrerForm(url) : null };
+  return pageFacts;
+}
+
 /** The page's URL as a referrer source: no fragment and no credentials (the broker applies the policy). */
 function pageUrl() {
-  const location = global.location;
-  const url = absoluteUrl(location && location.href ? location.href : "");
-  return url ? referrerForm(url) : null;
+  return pageUrlFacts().referrer;
 }
 
 function referrerForm(url) {
@@ -105,9 +118,8 @@ function documentReferrerPolicy() {
 
 /** Cookies are per host, not per origin: the page's cookies are the ones for its scheme and host. */
 export function hasPageSchemeAndHost(url) {
-  const location = global.location;
-  const page = absoluteUrl(location && location.href ? location.href : "");
-  return Boolean(page && url && isHttpUrl(page) && url.protocol === page.protocol && url.hostname === page.hostname);
+  const page = pageUrlFacts();
+  return Boolean(url && page.http && url.protocol === page.protocol && url.hostname === page.hostname);
 }
 
 // A broker without the handler (older than page.identity) or a connection that closed: nothing to report.
@@ -123,8 +135,7 @@ export function settleQuietly(client, promise, alsoQuiet) {
 
 /** Whether the page is an http(s) document: the only kind with a URL the broker's cookie and referrer rules take. */
 export function isHttpPage() {
-  const page = pageUrl();
-  return Boolean(page) && isHttpUrl(absoluteUrl(page));
+  return pageUrlFacts().http;
 }
 
 /**

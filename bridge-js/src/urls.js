@@ -45,10 +45,18 @@ export function normalizeSocketUrl(value) {
   return url.href;
 }
 
+// The last absolute socket URL httpOriginOfSocket was asked about, and its answer: the client's
+// URL, asked about twice for every fetch (the broker's own origin is never bridged).
+let lastSocketOrigin = { socket: null, origin: null };
+
 export function httpOriginOfSocket(socketUrl) {
+  if (socketUrl === lastSocketOrigin.socket) return lastSocketOrigin.origin;
   const url = absoluteUrl(socketUrl);
   if (!url) return null;
-  return `${url.protocol === "wss:" ? "https:" : "http:"}//${url.host}`;
+  const origin = `${url.protocol === "wss:" ? "https:" : "http:"}//${url.host}`;
+  // Only an absolute URL's answer stays the same whatever the document's base URL becomes.
+  if (typeof socketUrl === "string" && /^wss?:\/\//i.test(socketUrl)) lastSocketOrigin = { socket: socketUrl, origin };
+  return origin;
 }
 
 export function withToken(socketUrl, token) {

@@ -539,3 +539,25 @@ test("BridgeBroker.post of a fetch with whole: a whole frame comes through onEve
   assert.deepEqual(await reply, head);
   assert.deepEqual(seen, [["response", 200], ["binary", "ok", true]]);
 });
+
+test("fetch(url) with no init posts what Request gives it: the same as fetch(url, {}), which builds one", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const urls = ["https://api.example.com/a?x=1#frag", "/relative/path", "http://page.test/same-host"];
+  for (const url of urls) {
+    const plain = fetch(url);
+    const first = await ws.nextPost("fetch");
+    const built = fetch(url, {});
+    const second = await ws.nextPost("fetch");
+    assert.deepEqual({ ...first.body, group: null }, { ...second.body, group: null }, url);
+    for (const post of [first, second]) {
+      ws.respond(post.id);
+      ws.finish(post.id);
+    }
+    await Promise.all([plain, built]);
+  }
+  // A URL with credentials is refused as Request refuses it.
+  await assert.rejects(fetch("https://user:secret@api.example.com/"), TypeError);
+  await tick(5);
+  assert.equal(ws.posts("fetch").length, urls.length * 2);
+});
