@@ -146,6 +146,10 @@ export function isHttpPage() {
  */
 export function createIdentityReporter(client) {
   let sentText = null;
+  // What the identity was last worked out from: the page's URL string and navigator's languages
+  // (the same array until a languagechange) and language. While they stay, so does the identity,
+  // and a request need not build and compare it again (every fetch asks).
+  let seen = null;
   // A page that is not http(s) (file:, an app's own scheme in a WebView) still tells its user agent
   // and languages; a broker that wants an http(s) URL refuses it with bad_request, which is no news.
   const settled = (promise) => settleQuietly(client, promise, isHttpPage() ? null : ["bad_request"]);
@@ -160,6 +164,11 @@ export function createIdentityReporter(client) {
     /** Before a bridged request or cookie write: a new page.identity if it changed since the last. */
     refresh() {
       if (sentText === null) return;
+      const location = global.location;
+      const navigator = global.navigator || {};
+      const current = { href: location ? location.href : undefined, languages: navigator.languages, language: navigator.language };
+      if (seen && current.href === seen.href && current.languages === seen.languages && current.language === seen.language) return;
+      seen = current;
       const body = pageIdentity();
       if (JSON.stringify(body) === sentText) return;
       const spec = post(body);
