@@ -561,3 +561,23 @@ test("fetch(url) with no init posts what Request gives it: the same as fetch(url
   await tick(5);
   assert.equal(ws.posts("fetch").length, urls.length * 2);
 });
+
+test("a response of the document's origin is basic, whatever form its URL takes; any other origin's is cors", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const cases = [
+    ["http://page.test/data", "basic"],
+    ["http://page.test:80/data", "basic"], // the default port, written out: parsed, same origin
+    ["HTTP://PAGE.TEST/data", "basic"],
+    ["http://page.test.other.example/data", "cors"],
+    ["http://page.test:8080/data", "cors"],
+    ["https://page.test/data", "cors"],
+  ];
+  for (const [url, type] of cases) {
+    const pending = fetch("http://page.test/ask");
+    const post = await ws.nextPost("fetch");
+    ws.respond(post.id, { url });
+    ws.finish(post.id);
+    assert.equal((await pending).type, type, url);
+  }
+});
