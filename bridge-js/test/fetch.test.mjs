@@ -581,3 +581,34 @@ test("a response of the document's origin is basic, whatever form its URL takes;
     assert.equal((await pending).type, type, url);
   }
 });
+
+test("a bridged fetch(url) parses its own URL twice at most, not once per question about the page or the broker", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  // The first request works out what the page's URL and the broker's say, once.
+  const first = fetch("http://page.test/one");
+  const firstPost = await ws.nextPost("fetch");
+  ws.respond(firstPost.id);
+  ws.finish(firstPost.id);
+  await first;
+  const NativeURL = globalThis.URL;
+  let parses = 0;
+  globalThis.URL = class extends NativeURL {
+    constructor(...args) {
+      super(...args);
+      parses++;
+    }
+  };
+  try {
+    // To the page's host (so its cookies are asked about), with no init (so no Request is built).
+    const pending = fetch("http://page.test/two");
+    const post = await ws.nextPost("fetch");
+    assert.equal(post.body.url, "http://page.test/two");
+    assert.ok(parses <= 2, `${parses} URL parses before the post went (11 with the shim of 2026-11-28 morning)`);
+    ws.respond(post.id);
+    ws.finish(post.id);
+    await pending;
+  } finally {
+    globalThis.URL = NativeURL;
+  }
+});
