@@ -415,6 +415,20 @@ export class FakeNativeXHR extends EventTarget {
 
 // ------------------------------------------------------------------------------- utilities
 
+/**
+ * Runs the page's fetch(url, init) over the open socket `ws` and answers it (`answer`: what
+ * ws.respond takes); returns the post and the response, its body read.
+ */
+export async function fetchAnswered(ws, url, init, answer) {
+  const pending = fetch(url, init);
+  const post = await ws.nextPost("fetch");
+  ws.respond(post.id, answer);
+  ws.finish(post.id);
+  const response = await pending;
+  await response.arrayBuffer();
+  return { post, response };
+}
+
 export async function waitFor(predicate, what = "condition", timeoutMs = 3000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadBridge, waitFor, tick, parseMultipart, encodeFrame } from "../test-support/helpers.mjs";
+import { loadBridge, waitFor, tick, parseMultipart, encodeFrame, fetchAnswered } from "../test-support/helpers.mjs";
 
 const header = (message, name) => message.body.headers.find((pair) => pair[0].toLowerCase() === name)?.[1];
 
@@ -545,16 +545,9 @@ test("fetch(url) with no init posts what Request gives it: the same as fetch(url
   const ws = await env.open();
   const urls = ["https://api.example.com/a?x=1#frag", "/relative/path", "http://page.test/same-host"];
   for (const url of urls) {
-    const plain = fetch(url);
-    const first = await ws.nextPost("fetch");
-    const built = fetch(url, {});
-    const second = await ws.nextPost("fetch");
+    const first = (await fetchAnswered(ws, url)).post;
+    const second = (await fetchAnswered(ws, url, {})).post;
     assert.deepEqual({ ...first.body, group: null }, { ...second.body, group: null }, url);
-    for (const post of [first, second]) {
-      ws.respond(post.id);
-      ws.finish(post.id);
-    }
-    await Promise.all([plain, built]);
   }
   // A URL with credentials is refused as Request refuses it.
   await assert.rejects(fetch("https://user:secret@api.example.com/"), TypeError);
@@ -574,11 +567,8 @@ test("a response of the document's origin is basic, whatever form its URL takes;
     ["https://page.test/data", "cors"],
   ];
   for (const [url, type] of cases) {
-    const pending = fetch("http://page.test/ask");
-    const post = await ws.nextPost("fetch");
-    ws.respond(post.id, { url });
-    ws.finish(post.id);
-    assert.equal((await pending).type, type, url);
+    const { response } = await fetchAnswered(ws, "http://page.test/ask", undefined, { url });
+    assert.equal(response.type, type, url);
   }
 });
 
@@ -586,11 +576,7 @@ test("a bridged fetch(url) parses its own URL twice at most, not once per questi
   const env = loadBridge();
   const ws = await env.open();
   // The first request works out what the page's URL and the broker's say, once.
-  const first = fetch("http://page.test/one");
-  const firstPost = await ws.nextPost("fetch");
-  ws.respond(firstPost.id);
-  ws.finish(firstPost.id);
-  await first;
+  await fetchAnswered(ws, "http://page.test/one");
   const NativeURL = globalThis.URL;
   let parses = 0;
   globalThis.URL = class extends NativeURL {

@@ -2,7 +2,7 @@
 // `fetch`): what the shim tells the broker so the broker can send what the browser would.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadBridge, waitFor, tick, FakeElement } from "../test-support/helpers.mjs";
+import { loadBridge, waitFor, tick, FakeElement, fetchAnswered } from "../test-support/helpers.mjs";
 
 const header = (message, name) => message.body.headers.find((pair) => pair[0].toLowerCase() === name)?.[1];
 
@@ -141,12 +141,7 @@ test("new navigator.languages (a languagechange) are told before the next reques
 
 /** Runs fetch(url, init) and returns the post's body (the request is answered and consumed). */
 async function fetchPost(ws, url, init) {
-  const pending = fetch(url, init);
-  const post = await ws.nextPost("fetch");
-  ws.respond(post.id);
-  ws.finish(post.id);
-  await (await pending).arrayBuffer();
-  return post.body;
+  return (await fetchAnswered(ws, url, init)).post.body;
 }
 
 test("fetch sends credentials, mode, the resolved referrer and the referrer policy as the page asked", async () => {
