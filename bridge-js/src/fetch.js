@@ -11,13 +11,14 @@ import { absoluteUrl, isHttpUrl } from "./urls.js";
 import { domException, hasOwn, isReadableStream, isRequest } from "./util.js";
 
 /**
- * What Request gives fetch(url) with no init, for the URL's `href`: the plan of the commonest call,
+ * What Request gives fetch(url) with no init, for the parsed `url`: the plan of the commonest call,
  * and the template of the page's preloaded responses (defaultFetchBody). fetch.test.mjs checks it
- * against a Request's.
+ * against a Request's. A plan's `parsedUrl` is its `url` as fetch() parsed it, for the questions
+ * asked of it later (addDocumentCookie), so that they need no parse of their own.
  */
-function defaultPlan(href) {
+function defaultPlan(url) {
   return {
-    request: null, url: href, method: "GET", headers: [], redirect: "follow", credentials: "same-origin", mode: "cors",
+    request: null, url: url.href, parsedUrl: url, method: "GET", headers: [], redirect: "follow", credentials: "same-origin", mode: "cors",
     referrer: "about:client", referrerPolicy: "", cache: undefined, timeout: undefined, signal: null, stream: null,
   };
 }
@@ -27,7 +28,7 @@ function planFetch(input, init, url) {
   // fetch(url) with no init: the default plan, without building a Request (each costs the page's
   // main thread, 30 times for a page's 30 resources). A URL with credentials goes through Request,
   // which refuses it.
-  if (init === undefined && !isRequest(input) && !url.username && !url.password) return defaultPlan(url.href);
+  if (init === undefined && !isRequest(input) && !url.username && !url.password) return defaultPlan(url);
   const options = Object.assign({}, init);
   const original = isRequest(input) ? input : null;
   // Request throws for "only-if-cached" outside same-origin mode and for Apple's cache names; the broker takes both.
@@ -50,6 +51,8 @@ function planFetch(input, init, url) {
   return {
     request,
     url: request.url,
+    // The same URL: Request parsed what fetch() did (its input, or the input Request's URL) against the same base.
+    parsedUrl: url,
     method: request.method,
     // Request drops forbidden names in a browser, not in every engine: the page's identity is the broker's to set.
     headers: Array.from(request.headers).filter((pair) => !isForbiddenRequestHeader(pair[0], pair[1])),
@@ -109,7 +112,7 @@ function fetchPostBody(context, plan, group, upload) {
 
 /** Adds `documentCookie` to a fetch post's body, when the request carries the page's cookies (identity.js). */
 function addDocumentCookie(context, plan, body) {
-  const cookie = context.cookies.documentCookieFor(absoluteUrl(plan.url), plan.credentials);
+  const cookie = context.cookies.documentCookieFor(plan.parsedUrl, plan.credentials);
   if (cookie !== undefined) body.documentCookie = cookie;
 }
 
@@ -123,7 +126,7 @@ export function defaultFetchBody(context) {
   const location = global.location;
   const url = absoluteUrl(location && location.href ? location.href : "");
   if (!isHttpUrl(url)) return null;
-  return fetchPostBody(context, defaultPlan(url.href), null, undefined);
+  return fetchPostBody(context, defaultPlan(url), null, undefined);
 }
 
 /** One bridged fetch: resolves with a Response at the `response` event, then feeds its body. */
