@@ -96,7 +96,9 @@ extension WebSocketServer {
         request.posts = lines.count
         let serial = request.serial
         earlySerials[serial] = wsi
-        EarlyPosts.run(lines, broker: broker, info: request.info, deadline: configuration.earlyDeadline) { [weak self] answer in
+        // The answer comes with libwebsockets' headroom in front, so that it is written where it is.
+        EarlyPosts.run(lines, broker: broker, info: request.info, deadline: configuration.earlyDeadline, headroom: Int(bridge_lws_pre())) {
+            [weak self] answer in
             guard let self else { return }
             let first = earlyAnswers.withLock { answers -> Bool in
                 answers.ready.append((serial, answer, bridge_monotonic_ns()))
@@ -108,7 +110,8 @@ extension WebSocketServer {
         // not two loop turns later, when a busy machine may have given the CPU away between them.
         guard let (answer, at) = takeEarlyAnswer(serial) else { return 0 }
         earlySerials[serial] = nil
-        request.answer = answer
+        // Moved, so that the request holds the answer's only reference when it is written.
+        request.answer = consume answer
         request.answered = at
         return earlyWritable(wsi) ?? 0
     }
@@ -140,13 +143,16 @@ extension WebSocketServer {
     /// `LWS_CALLBACK_HTTP_WRITEABLE`: sends an early request's answer, if it is there.
     func earlyWritable(_ wsi: OpaquePointer) -> Int32? {
         guard let request = earlyRequests[wsi] else { return nil }
-        guard let answer = request.answer else { return 0 }
+        guard var answer = request.answer else { return 0 }
+        // The only reference left is `answer`: written in place, not copied.
+        request.answer = nil
         earlyRequests[wsi] = nil
-        trafficCounters.sent.add(answer.count, ordering: .relaxed)
-        let result = respondEarly(wsi, status: 200, origin: request.info.origin, type: "application/octet-stream", body: answer)
+        let bytes = answer.count - Int(bridge_lws_pre())
+        trafficCounters.sent.add(bytes, ordering: .relaxed)
+        let result = respondEarly(wsi, origin: request.info.origin, answer: &answer)
         let micros = { (from: UInt64, to: UInt64) in (to &- from) / 1000 }
         logger.debug(
-            "early request \(request.serial): \(request.posts) posts, \(answer.count) bytes answered; body in \(micros(request.began, request.bodyDone)) µs, posts answered in \(micros(request.bodyDone, request.answered)) µs, answer written \(micros(request.answered, bridge_monotonic_ns())) µs later")
+            "early request \(request.serial): \(request.posts) posts, \(bytes) bytes answered; body in \(micros(request.began, request.bodyDone)) µs, posts answered in \(micros(request.bodyDone, request.answered)) µs, answer written \(micros(request.answered, bridge_monotonic_ns())) µs later")
         return result
     }
 
@@ -157,14 +163,34 @@ extension WebSocketServer {
     }
 
     private func respondEarly(
-        _ wsi: OpaquePointer, status: UInt32, origin: String?, message: String = "", extra: String = "",
-        type: String = "text/plain; charset=utf-8", body: [UInt8]? = nil
+        _ wsi: OpaquePointer, status: UInt32, origin: String?, message: String, extra: String = ""
     ) -> Int32 {
-        // The page reads the answer (and the status of a refusal) with fetch(): CORS lets it.
+        let failed = Array("\(status): \(message)\n".utf8).withUnsafeBufferPointer {
+            bridge_lws_respond(wsi, status, "text/plain; charset=utf-8", Self.earlyHeaders(origin: origin, extra: extra), $0.baseAddress, $0.count)
+        }
+        return earlyResponded(wsi, failed: failed)
+    }
+
+    /// Sends an early request's answer (from `EarlyPosts.run`, after `LWS_PRE` free bytes) from
+    /// where it is.
+    private func respondEarly(_ wsi: OpaquePointer, origin: String?, answer: inout [UInt8]) -> Int32 {
+        let pre = Int(bridge_lws_pre())
+        let failed = answer.withUnsafeMutableBufferPointer { buffer in
+            bridge_lws_respond_prepadded(
+                wsi, 200, "application/octet-stream", Self.earlyHeaders(origin: origin, extra: ""), buffer.baseAddress.map { $0 + pre },
+                buffer.count - pre)
+        }
+        return earlyResponded(wsi, failed: failed)
+    }
+
+    /// The page reads the answer (and the status of a refusal) with fetch(): CORS lets it.
+    private static func earlyHeaders(origin: String?, extra: String) -> String {
         var headers = "cache-control: no-store\r\n" + extra
         if let origin { headers += "access-control-allow-origin: \(origin)\r\nvary: origin\r\n" }
-        let bytes = body ?? Array("\(status): \(message)\n".utf8)
-        let failed = bytes.withUnsafeBufferPointer { bridge_lws_respond(wsi, status, type, headers, $0.baseAddress, $0.count) }
+        return headers
+    }
+
+    private func earlyResponded(_ wsi: OpaquePointer, failed: Int32) -> Int32 {
         if failed != 0 { return -1 }
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }

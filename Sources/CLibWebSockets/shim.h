@@ -117,11 +117,10 @@ static inline int bridge_lws_not_modified(struct lws *wsi, const char *extra) {
     return lws_finalize_write_http_header(wsi, start, &p, end);
 }
 
-/// Answers the current HTTP request with `status`, `content_type`, the header lines in `extra`
-/// and the `len` bytes at `body` (a dynamic response such as /metrics). lws keeps what the
-/// socket does not take at once and sends it later. Returns nonzero on error.
-static inline int bridge_lws_respond(struct lws *wsi, unsigned int status, const char *content_type, const char *extra,
-                                     const unsigned char *body, size_t len) {
+/// The head of an HTTP response with `status`, `content_type`, a `len`-byte body and the header
+/// lines in `extra`. Returns nonzero on error.
+static inline int bridge_lws_respond_head(struct lws *wsi, unsigned int status, const char *content_type, const char *extra,
+                                          size_t len) {
     unsigned char buffer[LWS_PRE + 1024];
     unsigned char *start = buffer + LWS_PRE, *p = start, *end = buffer + sizeof(buffer) - 1;
     if (lws_add_http_common_headers(wsi, status, content_type, (lws_filepos_t)len, &p, end)) {
@@ -130,7 +129,15 @@ static inline int bridge_lws_respond(struct lws *wsi, unsigned int status, const
     if (bridge_lws_add_header_lines(wsi, extra, &p, end)) {
         return 1;
     }
-    if (lws_finalize_write_http_header(wsi, start, &p, end)) {
+    return lws_finalize_write_http_header(wsi, start, &p, end);
+}
+
+/// Answers the current HTTP request with `status`, `content_type`, the header lines in `extra`
+/// and the `len` bytes at `body` (a dynamic response such as /metrics). lws keeps what the
+/// socket does not take at once and sends it later. Returns nonzero on error.
+static inline int bridge_lws_respond(struct lws *wsi, unsigned int status, const char *content_type, const char *extra,
+                                     const unsigned char *body, size_t len) {
+    if (bridge_lws_respond_head(wsi, status, content_type, extra, len)) {
         return 1;
     }
     if (len == 0) {
@@ -143,6 +150,20 @@ static inline int bridge_lws_respond(struct lws *wsi, unsigned int status, const
     memcpy(copy + LWS_PRE, body, len);
     int written = lws_write(wsi, copy + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
     free(copy);
+    return written < (int)len ? 1 : 0;
+}
+
+/// `bridge_lws_respond` for a body the caller built with `LWS_PRE` free bytes in front of `body`:
+/// written from where it is, with no copy (lws keeps what the socket does not take at once).
+static inline int bridge_lws_respond_prepadded(struct lws *wsi, unsigned int status, const char *content_type, const char *extra,
+                                               unsigned char *body, size_t len) {
+    if (bridge_lws_respond_head(wsi, status, content_type, extra, len)) {
+        return 1;
+    }
+    if (len == 0) {
+        return 0;
+    }
+    int written = lws_write(wsi, body, len, LWS_WRITE_HTTP_FINAL);
     return written < (int)len ? 1 : 0;
 }
 

@@ -26,13 +26,19 @@ private func fetchLine(id: Int, cache: String? = "fresh-only", extra: [(key: Str
 
 /// Runs an early request; the deadline is long, for a loaded CI machine, unless a test sets one.
 private func run(_ text: String, on broker: Broker, deadline: Duration = .seconds(120)) async throws -> [(binary: Bool, bytes: [UInt8])] {
+    earlyFrames(try await answer(text, on: broker, deadline: deadline))
+}
+
+/// The bytes of an early request's answer, after `headroom` bytes.
+private func answer(_ text: String, on broker: Broker, deadline: Duration = .seconds(120), headroom: Int = 0) async throws -> [UInt8] {
     let lines = try EarlyPosts.parse(Array(text.utf8))
-    let answer: [UInt8] = await withCheckedContinuation { continuation in
-        EarlyPosts.run(lines, broker: broker, info: ConnectionInfo(origin: "http://page.test", peer: "test"), deadline: deadline) {
+    return await withCheckedContinuation { continuation in
+        EarlyPosts.run(
+            lines, broker: broker, info: ConnectionInfo(origin: "http://page.test", peer: "test"), deadline: deadline, headroom: headroom
+        ) {
             continuation.resume(returning: $0)
         }
     }
-    return earlyFrames(answer)
 }
 
 @Suite struct EarlyPostsTests {
@@ -94,6 +100,23 @@ private func run(_ text: String, on broker: Broker, deadline: Duration = .second
         try #require(frames.count == 2)
         #expect(frames[0].binary && frames[0].bytes.suffix(3) == [1, 2, 3])
         #expect(!frames[1].binary)
+    }
+
+    @Test func headroomComesBeforeTheSameAnswer() async throws {
+        let broker = Broker()
+        broker.register("fetch") { call in
+            _ = await call.sendEvent("response", ["status": 200])
+            try await call.sendBodyChunk(Array(0..<200), isEnd: true)
+            return ["url": .string(call.body["url"]?.stringValue ?? "")]
+        }
+        // One post: its frames come in one order (two would interleave as their tasks run).
+        let text = fetchLine(id: 4)
+        let plain = try await answer(text, on: broker)
+        let padded = try await answer(text, on: broker, headroom: 16)
+        #expect(earlyFrames(plain).map(\.binary) == [false, true, false])
+        #expect(padded.count == 16 + plain.count)
+        #expect(padded.prefix(16).allSatisfy { $0 == 0 })
+        #expect(Array(padded.dropFirst(16)) == plain, "the same frames in the same order after the headroom")
     }
 
     @Test func atTheDeadlineTheAnswerGoesWithWhatIsThere() async throws {

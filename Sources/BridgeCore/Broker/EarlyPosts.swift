@@ -25,6 +25,8 @@ public enum EarlyPosts {
     public static let textKind: UInt8 = 1
     /// See `textKind`.
     public static let binaryKind: UInt8 = 2
+    /// A frame's kind and length in front of its bytes in an answer.
+    static let frameHeaderBytes = 5
 
     /// The request body's posts, one envelope per line, decoded and checked: `page.identity` (without an id),
     /// `fetch` posts with an id, cache mode `fresh-only` and no request body, or one
@@ -80,12 +82,14 @@ public enum EarlyPosts {
     /// Runs `lines` (from `parse`) on a new connection of `broker` and calls `completion` once,
     /// from any thread, with the answer: every frame the posts sent, each as
     /// `[kind][UInt32 big-endian length][bytes]`, once each has replied (or the answer is full, or
-    /// `deadline` passed).
+    /// `deadline` passed). The answer starts after `headroom` bytes of zeros, which a transport
+    /// that needs free bytes in front of what it writes (libwebsockets' `LWS_PRE`) writes in
+    /// place of copying the answer.
     public static func run(
         _ lines: [ClientMessage], broker: Broker, info: ConnectionInfo, deadline: Duration = EarlyPosts.deadline,
-        completion: @escaping @Sendable ([UInt8]) -> Void
+        headroom: Int = 0, completion: @escaping @Sendable ([UInt8]) -> Void
     ) {
-        let sink = Collector(limit: maxAnswerBytes, deadlines: broker.deadlines, completion: completion)
+        let sink = Collector(limit: maxAnswerBytes, headroom: headroom, deadlines: broker.deadlines, completion: completion)
         let connection = broker.connect(sink: sink, info: info)
         sink.start(connection)
         // On the broker's one deadline timer, as the posts' own deadlines: a dispatch timer per
@@ -100,19 +104,51 @@ public enum EarlyPosts {
         /// `connection` is there from `start` until `finish`: frames before it (the hello) and
         /// after it are not the answer's.
         private struct State {
-            var answer: [UInt8] = []
+            /// The answer's frames so far, each kept as it came (a whole response's frame is not
+            /// copied until `finish` joins them), and their size in the answer.
+            var pieces: [Piece] = []
+            var size = 0
             var connection: BrokerConnection?
             /// The deadline's token on `deadlines`, cancelled when the answer goes first.
             var deadline: UInt64?
         }
 
+        /// One frame of the answer: a text frame's bytes, or a binary frame as the connection built it.
+        private enum Piece {
+            case bytes([UInt8], binary: Bool)
+            case frame(FrameBuffer)
+
+            var kind: UInt8 {
+                switch self {
+                case .bytes(_, let binary): binary ? EarlyPosts.binaryKind : EarlyPosts.textKind
+                case .frame: EarlyPosts.binaryKind
+                }
+            }
+
+            var count: Int {
+                switch self {
+                case .bytes(let bytes, _): bytes.count
+                case .frame(let frame): frame.count
+                }
+            }
+
+            func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+                switch self {
+                case .bytes(let bytes, _): bytes.withUnsafeBytes(body)
+                case .frame(let frame): frame.withUnsafeBytes(body)
+                }
+            }
+        }
+
         private let limit: Int
+        private let headroom: Int
         private let deadlines: DeadlineTimer
         private let completion: @Sendable ([UInt8]) -> Void
         private let state = Mutex(State())
 
-        init(limit: Int, deadlines: DeadlineTimer, completion: @escaping @Sendable ([UInt8]) -> Void) {
+        init(limit: Int, headroom: Int = 0, deadlines: DeadlineTimer, completion: @escaping @Sendable ([UInt8]) -> Void) {
             self.limit = limit
+            self.headroom = headroom
             self.deadlines = deadlines
             self.completion = completion
         }
@@ -131,12 +167,22 @@ public enum EarlyPosts {
         }
 
         func send(_ bytes: [UInt8], binary: Bool) {
+            keep(.bytes(bytes, binary: binary))
+        }
+
+        /// A frame the connection built (a whole response, a body chunk) is kept as it is, not
+        /// copied out of its buffer as `ConnectionSink`'s default would.
+        func send(framed: FrameBuffer, binary: Bool) {
+            keep(binary ? .frame(framed) : .bytes(framed.bytes, binary: false))
+        }
+
+        private func keep(_ piece: Piece) {
             let full: Bool = state.withLock { state in
                 guard state.connection != nil else { return false }
-                guard state.answer.count + 5 + bytes.count <= limit else { return true }
-                state.answer.append(binary ? EarlyPosts.binaryKind : EarlyPosts.textKind)
-                UInt32(bytes.count).forEachBigEndianByte { state.answer.append($0) }
-                state.answer.append(contentsOf: bytes)
+                let size = state.size + EarlyPosts.frameHeaderBytes + piece.count
+                guard size <= limit else { return true }
+                state.pieces.append(piece)
+                state.size = size
                 return false
             }
             // Off this thread: the connection may be sending under its own lock.
@@ -153,15 +199,40 @@ public enum EarlyPosts {
 
         /// Sends the answer once; the posts still running are cancelled.
         func finish() {
-            let done: ([UInt8], BrokerConnection, UInt64?)? = state.withLock { state in
+            let done: ([Piece], Int, BrokerConnection, UInt64?)? = state.withLock { state in
                 guard let connection = state.connection else { return nil }
                 defer { state = State() }
-                return (state.answer, connection, state.deadline)
+                return (state.pieces, state.size, connection, state.deadline)
             }
-            guard let (answer, connection, deadline) = done else { return }
+            guard let (pieces, size, connection, deadline) = done else { return }
             if let deadline { deadlines.cancel(deadline) }
             connection.closed()
-            completion(answer)
+            completion(Self.join(pieces, size: size, headroom: headroom))
+        }
+
+        /// The answer's bytes after `headroom` zeros: one allocation of the exact size, each
+        /// frame copied into it once.
+        private static func join(_ pieces: [Piece], size: Int, headroom: Int) -> [UInt8] {
+            [UInt8](unsafeUninitializedCapacity: headroom + size) { buffer, initialized in
+                guard let base = buffer.baseAddress else { return }
+                base.initialize(repeating: 0, count: headroom)
+                var at = headroom
+                for piece in pieces {
+                    buffer[at] = piece.kind
+                    UInt32(piece.count).forEachBigEndianByte { byte in
+                        at += 1
+                        buffer[at] = byte
+                    }
+                    at += 1
+                    piece.withUnsafeBytes { bytes in
+                        if let source = bytes.baseAddress, !bytes.isEmpty {
+                            UnsafeMutableRawPointer(base + at).copyMemory(from: source, byteCount: bytes.count)
+                        }
+                    }
+                    at += piece.count
+                }
+                initialized = at
+            }
         }
     }
 }
