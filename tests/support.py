@@ -1,7 +1,9 @@
 """Helpers shared by the Python tests: a real broker process and its demo origin on free ports."""
+import atexit
 import os
 import pathlib
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -12,6 +14,24 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # The tests use the debug build; benchmarks point BRIDGE_BROKER_BINARY at the release one.
 BINARY = pathlib.Path(os.environ.get("BRIDGE_BROKER_BINARY", ROOT / ".build" / "debug" / "bridge-broker"))
 sys.path.insert(0, str(ROOT / "examples"))
+
+
+_SCRATCH_DIRS = []
+
+
+def scratch_dir(prefix):
+    """A new directory under the system's temporary directory, removed when this Python process
+    exits: a broker's cache (up to 10 MB each) outlives the broker, since a test may start another
+    broker on it, but not the test run (`make test` and the benchmarks start hundreds of brokers)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _SCRATCH_DIRS.append(path)
+    return path
+
+
+@atexit.register
+def _remove_scratch_dirs():
+    for path in _SCRATCH_DIRS:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def free_port():
@@ -43,7 +63,7 @@ class Broker:
         `origin_port` fix the broker's and the demo origin's ports (a broker restarted as the same
         one), free ones by default."""
         self.origin_port = origin_port or free_port()
-        self.cache = cache or tempfile.mkdtemp(prefix="bridge-py-")
+        self.cache = cache or scratch_dir("bridge-py-")
         origin = f"http://127.0.0.1:{self.origin_port}"
         rules = ["--allow-url", "http://127.0.0.1:*"] if allow_loopback else []
         command = [str(BINARY), "serve", "--port", str(port), "--demo-origin", str(self.origin_port),

@@ -29,7 +29,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from support import stop_process  # noqa: E402
+from support import scratch_dir, stop_process  # noqa: E402
 sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "tests"))
 from headless_client import BridgeConnection  # noqa: E402
@@ -61,7 +61,7 @@ class FuzzedBroker:
         env.setdefault("LSAN_OPTIONS", f"suppressions={ROOT / 'scripts' / 'lsan.supp'}:print_suppressions=0")
         env["SWIFT_BACKTRACE"] = "enable=no"
         command = [str(binary), "serve", "--port", "0", "--demo-origin", str(self.origin_port),
-                   "--cache-dir", str(cache_dir or tempfile.mkdtemp(prefix="bridge-fuzz-cache-")), "--web-root", str(ROOT),
+                   "--cache-dir", str(cache_dir or scratch_dir("bridge-fuzz-cache-")), "--web-root", str(ROOT),
                    "--allow-url", "http://127.0.0.1:*", "--max-message-bytes", "65536"]
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + 120

@@ -5,12 +5,11 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent.parent))
-from support import BINARY, ROOT  # noqa: E402
+from support import BINARY, ROOT, scratch_dir  # noqa: E402
 
 
 def open_page(url, *args, timeout=60, wait_for="window.testResult", cache=None):
@@ -18,7 +17,7 @@ def open_page(url, *args, timeout=60, wait_for="window.testResult", cache=None):
     if not shutil.which("xvfb-run"):
         pytest.fail("xvfb-run is missing: run scripts/install-test-deps.sh")
     command = ["xvfb-run", "-a", str(BINARY), "open", url, "--exit-after-load", "--json",
-               "--cache-dir", cache or tempfile.mkdtemp(prefix="bridge-webkit-"), "--web-root", str(ROOT),
+               "--cache-dir", cache or scratch_dir("bridge-webkit-"), "--web-root", str(ROOT),
                "--allow-url", "http://127.0.0.1:*", "--timeout", str(timeout), *args]
     if wait_for:
         command += ["--wait-for", wait_for]
