@@ -45,7 +45,9 @@ before every load. Each round runs every way once, in an order that rotates from
 the first round is a warm-up and not counted. Times are ms after the page's navigation started:
 "loaded" when the last body has been read, "document" when the HTML had arrived, "script" when the
 page's script called fetch(). "origin requests" counts the requests for resources that reached the
-origin during the load (the document not counted).
+origin during the load (the document not counted). Each target's line also says where a way differs
+from the browser's: how much later its page's script started (for the shim, what its start cost
+before the page's own script) and how much longer its resources took, medians against medians.
 
 --profile adds the DevTools protocol's network events to every load (which costs time of its own,
 so its loads are not comparable to a run without it) and prints, per way, when the shim was
@@ -348,9 +350,14 @@ def report(args, ways, results, load_before, load_after, started):
                 # The two loads of each round ran in that round, close in time: their ratio, round by round,
                 # leaves out what moved the machine between rounds.
                 paired = [a["loadMs"] / b["loadMs"] for a, b in zip(results[name], results[browser])]
+                # Where the difference is: before the page's script runs (the shim's start) or after it
+                # (the resources), medians against the browser's way.
+                script = statistics.median(r["startMs"] for r in results[name]) - statistics.median(r["startMs"] for r in results[browser])
+                fetched = statistics.median(r["fetchMs"] for r in results[name]) - statistics.median(r["fetchMs"] for r in results[browser])
                 print(f"- {name} / {browser}: {ratio:.2f}x (target <= {target}x: {'met' if ratio <= target else 'NOT met'}); "
                       f"round by round: median {statistics.median(paired):.2f}x, at or under the target in "
-                      f"{sum(r <= target for r in paired)} of {len(paired)} rounds")
+                      f"{sum(r <= target for r in paired)} of {len(paired)} rounds; the page's script {script:+.0f} ms, "
+                      f"its resources {fetched:+.0f} ms against {browser}")
     if args.profile:
         print("\nMilestones from the DevTools network events (ms after the document was requested, the last column"
               " after it had arrived; median):\n")
