@@ -247,7 +247,13 @@ public final class SQLiteCacheStore: CacheStore {
         memory.locked { _ = $0.put(id, bytes, cost: bytes.count) }
     }
 
-    /// Records that `id` was used; the update reaches the database in a batch, never awaited.
+    /// How long a hit's use waits for the others of its burst before the writer records them: a
+    /// preloaded page's 30 hits, answered at once, were five or six small transactions (each a WAL
+    /// write under file locks, on the second core while the page loads); now they are one, after it.
+    static let touchDelay: DispatchTimeInterval = .milliseconds(100)
+
+    /// Records that `id` was used; the update reaches the database in a batch, never awaited. Until
+    /// then the order of use is in memory, and an insert that evicts writes it first (`writeTouches`).
     func touch(_ id: Int64) {
         let first = health.locked { health -> Bool in
             let wasEmpty = health.pendingTouches.isEmpty
@@ -256,16 +262,19 @@ public final class SQLiteCacheStore: CacheStore {
             return wasEmpty
         }
         guard first, let writer else { return }
-        writer.enqueue { connection in
-            let touches = self.health.locked { health in
-                defer { health.pendingTouches = [:] }
-                return health.pendingTouches
-            }
-            try? connection.transaction {
-                for (id, access) in touches {
-                    try connection.run("UPDATE cache_entries SET accessed = ? WHERE id = ?", [.integer(access), .integer(id)])
-                }
-            }
+        writer.enqueue(after: Self.touchDelay) { connection in
+            try? connection.transaction { try self.writeTouches(on: connection) }
+        }
+    }
+
+    /// Writes the uses not written yet, inside the caller's transaction on the writer's queue.
+    func writeTouches(on connection: SerialConnection) throws {
+        let touches = health.locked { health in
+            defer { health.pendingTouches = [:] }
+            return health.pendingTouches
+        }
+        for (id, access) in touches {
+            try connection.run("UPDATE cache_entries SET accessed = ? WHERE id = ?", [.integer(access), .integer(id)])
         }
     }
 

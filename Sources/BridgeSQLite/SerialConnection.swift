@@ -29,6 +29,11 @@ final class SerialConnection: @unchecked Sendable {
         queue.async { body(self) }
     }
 
+    /// Runs `body` on the owner's queue once `delay` has passed, without waiting for it.
+    func enqueue(after delay: DispatchTimeInterval, _ body: @escaping @Sendable (SerialConnection) -> Void) {
+        queue.asyncAfter(deadline: .now() + delay) { body(self) }
+    }
+
     /// Runs `body` on the owner's queue, blocking the caller (start-up only).
     func runBlocking<T>(_ body: (SerialConnection) throws -> T) throws -> T {
         try queue.sync { try body(self) }
