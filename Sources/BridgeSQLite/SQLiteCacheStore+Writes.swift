@@ -71,8 +71,9 @@ extension SQLiteCacheStore {
                          entry.statusText.map { .text($0) } ?? .null])
                     if let inline { try connection.run("INSERT INTO cache_bodies (id, body) VALUES (?, ?)", [.integer(id), .blob(inline)]) }
                     var evicted = 0
-                    // The least recently used go first: the uses still waiting for their batch count.
-                    if try Self.totals(connection).bytes > capacity { try self.writeTouches(on: connection) }
+                    // The least recently used go first: the uses still waiting for their batch count,
+                    // written here in this transaction (their batch then finds nothing left).
+                    try self.writeTouches(on: connection)
                     while let bytes = try Self.totals(connection).bytes as Int?, bytes > capacity {
                         let oldest = try connection.query(
                             "SELECT id, file FROM cache_entries WHERE id != ? ORDER BY accessed LIMIT 32", [.integer(id)]

@@ -253,7 +253,7 @@ public final class SQLiteCacheStore: CacheStore {
     static let touchDelay: DispatchTimeInterval = .milliseconds(100)
 
     /// Records that `id` was used; the update reaches the database in a batch, never awaited. Until
-    /// then the order of use is in memory, and an insert that evicts writes it first (`writeTouches`).
+    /// then the order of use is in memory, and an insert writes it first (`writeTouches`).
     func touch(_ id: Int64) {
         let first = health.locked { health -> Bool in
             let wasEmpty = health.pendingTouches.isEmpty
