@@ -33,6 +33,10 @@ patched fetch() sends the same calls through the broker. The ways:
                      with the BridgeBrokerConfig prelude the WebKit host puts before it: what a
                      WKWebView user script, Android's addDocumentStartJavaScript or an Electron
                      preload does in an app); the page has no script tag (way=shim&tag=0)
+  shim-boot-cold     the same with the boot script injected instead of the shim (/bridge-boot.js:
+  shim-boot-preload  it asks for the page's preloaded responses at document start, serves them
+                     itself and imports the shim from the broker; bridge-js/README.md, "The boot
+                     script")
 
 One Chromium runs the whole benchmark (so its own start-up work, which on two cores takes CPU from
 a page for a second or more, is over before the first counted round), and every load runs in a
@@ -106,6 +110,7 @@ class Way:
     snippet: bool = False  # the page has the shim's bootstrap snippet inline before the shim's tag
     injected: bool = False  # the host injects the shim at document start; the page has no tag for it
     early: bool = False  # the page asks for early posts (as --early-posts does for every shim way)
+    boot: bool = False  # the host injects the boot script (/bridge-boot.js) instead of the shim
 
 
 WAYS = [
@@ -131,6 +136,9 @@ WAYS = [
     Way("shim-injected-early-cold", "through the shim injected by the host, with early posts, cold", "shim", injected=True, early=True),
     Way("shim-injected-early-preload", "through the shim injected by the host, with early posts, after `bridge-broker preload --page`",
         "shim", preload=True, injected=True, early=True),
+    Way("shim-boot-cold", "through the boot script injected by the host, cold", "shim", injected=True, boot=True),
+    Way("shim-boot-preload", "through the boot script injected by the host, after `bridge-broker preload --page`", "shim",
+        preload=True, injected=True, boot=True),
 ]
 SHIM_MAX_AGE = 3600
 
@@ -154,15 +162,18 @@ class Site:
                 f"{query or f'n={self.args.resources}&size={self.args.size}&max-age=600'}&broker={self.broker_for(cross_site)}"
                 + ("&snippet=1" if snippet else "") + ("" if tag else "&tag=0"))
 
-    def injected_shim(self, cross_site=False):
+    def injected_shim(self, cross_site=False, boot=False):
         """The shim as a host injects it at document start: the WebKit host's BridgeBrokerConfig
-        prelude (the broker's WebSocket URL), then the text of the broker's /bridge.js."""
-        if not hasattr(self, "_shim_text"):
-            with urllib.request.urlopen(f"{self.broker.http}/bridge.js") as response:
-                self._shim_text = response.read().decode()
+        prelude (the broker's WebSocket URL), then the text of the broker's /bridge.js, or with
+        `boot` of its /bridge-boot.js (which imports /bridge.js from the broker)."""
+        path = "/bridge-boot.js" if boot else "/bridge.js"
+        texts = self.__dict__.setdefault("_texts", {})
+        if path not in texts:
+            with urllib.request.urlopen(f"{self.broker.http}{path}") as response:
+                texts[path] = response.read().decode()
         socket = "ws" + self.broker_for(cross_site)[4:] + "/bridge"
         settings = json.dumps({"url": socket})
-        return f"window.BridgeBrokerConfig=Object.assign({settings},window.BridgeBrokerConfig||{{}});\n" + self._shim_text
+        return f"window.BridgeBrokerConfig=Object.assign({settings},window.BridgeBrokerConfig||{{}});\n" + texts[path]
 
     def empty(self, way, cross_site=False):
         return self.url(way, "n=0", cross_site)
@@ -251,7 +262,7 @@ class Bench:
                     "source": "window.BridgeBrokerConfig = Object.assign({earlyPosts: true}, window.BridgeBrokerConfig || {});"})
             if way.injected:
                 # Into this tab's next documents only: the context (and the tab) end with the load.
-                driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": site.injected_shim(way.cross_site)})
+                driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": site.injected_shim(way.cross_site, way.boot)})
             driver.get(page)
             result = wait_for(driver, "window.pageLoad") if self.args.wait == "poll" else await_global(driver, "pageLoad")
             if trace_name:
@@ -342,6 +353,7 @@ def report(args, ways, results, load_before, load_after, started):
                                   ("shim-snippet-preload-warm", "browser-seed", 0.85),
                                   ("shim-injected-preload", "browser-seed", 0.85), ("shim-injected-cold", "browser-cold", 0.8),
                                   ("shim-injected-early-preload", "browser-seed", 0.85), ("shim-injected-early-cold", "browser-cold", 0.8),
+                                  ("shim-boot-preload", "browser-seed", 0.85), ("shim-boot-cold", "browser-cold", 0.8),
                                   ("shim-preload-warm", "browser-seed", 0.85), ("shim-cold-warm", "browser-cold", 0.8),
                                   ("shim-preload-maxage", "browser-seed", 0.85), ("shim-cold-maxage", "browser-cold", 0.8)):
         for name in (shim, shim + "-before", shim + "-xsite"):

@@ -66,6 +66,8 @@ extension OriginHandler {
 
     /// The page code every way runs: the same `fetch()` calls of the same resources, all at once,
     /// as a page's script starts its requests; the time is taken when the last body was read.
+    /// `bridged` says whether every response came through the broker (the shim's responses carry
+    /// `bridge`), whether or not the shim itself has loaded by then (the boot script serves some).
     static func pageLoadScript(_ resources: [String]) -> String {
         let list = "[" + resources.map { "\"\($0)\"" }.joined(separator: ",") + "]"
         return """
@@ -75,12 +77,17 @@ extension OriginHandler {
             (async () => {
               const urls = \(list);
               const started = performance.now();
-              const sizes = await Promise.all(urls.map(async (url) => (await (await fetch(url)).arrayBuffer()).byteLength));
+              let bridged = 0;
+              const sizes = await Promise.all(urls.map(async (url) => {
+                const response = await fetch(url);
+                if (response.bridge !== undefined) bridged++;
+                return (await response.arrayBuffer()).byteLength;
+              }));
               const done = performance.now();
               const navigation = performance.getEntriesByType("navigation")[0];
               window.pageLoad = {resources: urls.length, bytes: sizes.reduce((a, b) => a + b, 0), startMs: started,
                                  loadMs: done, fetchMs: done - started, documentMs: navigation ? navigation.responseEnd : null,
-                                 bridged: Boolean(window.BridgeBroker && BridgeBroker.patched.fetch)};
+                                 bridged: bridged === urls.length};
               document.getElementById("result").textContent = `loaded ${Math.round(done)} ms after navigation`;
             })().catch((error) => { window.pageLoad = {error: String(error)}; });
             </script>

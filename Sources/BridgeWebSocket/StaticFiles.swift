@@ -68,10 +68,12 @@ struct StaticFiles: Sendable {
         if path == "/bridge.js" {
             return shim(root + "/bridge-js/bridge.js", gzip: acceptsGzip(acceptEncoding))
         }
-        if path == "/bridge.js.map" || path == "/bridge.d.ts" || path == "/bridge-snippet.js" {
+        if path == "/bridge.js.map" || path == "/bridge.d.ts" || path == "/bridge-snippet.js" || path == "/bridge-boot.js"
+            || path == "/bridge-boot.js.map" {
             // Any page may load the shim, as a classic script or as a module (which needs CORS);
-            // its source map (built with it from bridge-js/src) goes with it for DevTools, and the
-            // bootstrap snippet's text (an inline script: this copy is for templates and tools).
+            // its source map (built with it from bridge-js/src) goes with it for DevTools, the
+            // bootstrap snippet's text (an inline script: this copy is for templates and tools),
+            // and the boot script a host injects at document start, with its map.
             return served(root + "/bridge-js" + path, allowsAnyOrigin: true, maxAge: shimMaxAge)
         }
         guard path == "/examples" || path.hasPrefix("/examples/") else { return .notFound }

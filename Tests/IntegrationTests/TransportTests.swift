@@ -163,6 +163,16 @@ import Testing
         #expect(snippet.status == 200)
         #expect(snippet.head.lowercased().contains("content-type: text/javascript"))
         #expect(String(decoding: snippet.body, as: UTF8.self).contains(#"Symbol.for("bridge-broker.snippet")"#))
+        // The boot script a host injects at document start, and its map (bridge-js/README.md, "The boot script").
+        let boot = try httpGet(port: harness.server.port, path: "/bridge-boot.js")
+        #expect(boot.status == 200)
+        #expect(boot.head.lowercased().contains("content-type: text/javascript"))
+        #expect(boot.head.lowercased().contains("access-control-allow-origin: *"))
+        #expect(String(decoding: boot.body, as: UTF8.self).contains(#"Symbol.for("bridge-broker.boot")"#))
+        let bootMap = try httpGet(port: harness.server.port, path: "/bridge-boot.js.map")
+        #expect(bootMap.status == 200)
+        let bootSources = (try JSONSerialization.jsonObject(with: Data(bootMap.body)) as? [String: Any])?["sources"] as? [String] ?? []
+        #expect(bootSources.contains("src/boot.js") && !bootSources.contains("src/main.js"))
         #expect(try httpGet(port: harness.server.port, path: "/examples/").status == 200)
         #expect(try httpGet(port: harness.server.port, path: "/examples/../Package.swift").status == 404)
         #expect(try httpGet(port: harness.server.port, path: "/examples/%2e%2e/Package.swift").status == 404)

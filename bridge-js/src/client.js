@@ -10,7 +10,8 @@ import {
 import { EarlyPosts } from "./early.js";
 import { global } from "./env.js";
 import { BridgeError, abortReason, errorFromBroker } from "./errors.js";
-import { Exchange, decodeFrame, eachBatchFrame, encodeBodyFrame, envelopeText, wholeHead } from "./posts.js";
+import { Exchange } from "./exchange.js";
+import { decodeFrame, eachBatchFrame, encodeBodyFrame, envelopeText, wholeHead } from "./posts.js";
 import { discardSnippet, snippetAdoptable, takeSnippet } from "./snippet.js";
 import { WebKitTransport } from "./transport-webkit.js";
 import { WebSocketTransport } from "./transport-websocket.js";

@@ -55,8 +55,12 @@ function parseLoadingBar(attribute, preset) {
   return preset && typeof preset === "object" ? preset : null;
 }
 
-/** Settings from the script tag's data-* attributes, over globalThis.BridgeBrokerConfig. */
-export function readConfig() {
+/**
+ * Settings from the script tag's data-* attributes, over globalThis.BridgeBrokerConfig. `loader` is
+ * the boot script's state when it imported the shim (boot-state.js): its broker URL and token stand
+ * in for the script's own, which a module imported by another script need not look for.
+ */
+export function readConfig(loader = null) {
   const doc = global.document;
   const preset = global.BridgeBrokerConfig && typeof global.BridgeBrokerConfig === "object" ? global.BridgeBrokerConfig : {};
   let script = doc && doc.currentScript ? doc.currentScript : null;
@@ -66,7 +70,7 @@ export function readConfig() {
   // addScriptToEvaluateOnNewDocument): it has no URL of its own to find, and the Error would cost
   // 4 to 5 ms of the page's main thread in Chromium, which captures a detailed stack trace with
   // every Error and re-parses the whole shim for its top frame's position.
-  if (!script && !(classicScript && doc)) {
+  if (!script && !(classicScript && doc) && !loader) {
     scriptUrl = scriptUrlFromStack();
     script = scriptUrl ? findScriptElement(scriptUrl) : null;
   }
@@ -75,8 +79,8 @@ export function readConfig() {
   const timeout = Number(pick("data-timeout", "requestTimeout"));
   return {
     scriptUrl,
-    url: pick("data-broker-url", "url") || (scriptUrl && socketUrlFromScript(scriptUrl)) || DEFAULT_BROKER_URL,
-    token: pick("data-token", "token") || tokenFromUrl(scriptUrl),
+    url: pick("data-broker-url", "url") || (scriptUrl && socketUrlFromScript(scriptUrl)) || (loader && loader.url) || DEFAULT_BROKER_URL,
+    token: pick("data-token", "token") || tokenFromUrl(scriptUrl) || (loader && loader.token) || null,
     transport: pick("data-transport", "transport") || "auto",
     patch: parsePatch(pick("data-patch", "patch")),
     include: pick("data-include", "include"),

@@ -15,6 +15,7 @@
  */
 
 import { createApi } from "./api.js";
+import { takeBoot } from "./boot-state.js";
 import { Client } from "./client.js";
 import { readConfig } from "./config.js";
 import { MARKER } from "./constants.js";
@@ -22,7 +23,8 @@ import { createCookieBridge, pageCookieSender } from "./cookies.js";
 import { Emitter } from "./emitter.js";
 import { global } from "./env.js";
 import { createEventSourceClass } from "./eventsource.js";
-import { createFetch, defaultFetchBody } from "./fetch.js";
+import { createFetch } from "./fetch.js";
+import { defaultFetchBody } from "./fetch-post.js";
 import { createIdentityReporter, isHttpPage } from "./identity.js";
 import { once } from "./lazy.js";
 import { insideRealWebKit, installMessageHandlersPolyfill } from "./message-handlers.js";
@@ -42,7 +44,9 @@ if (!(global.BridgeBroker && global.BridgeBroker[MARKER])) start();
  * connection alone); then patches the page and defines BridgeBroker.
  */
 function start() {
-  const config = readConfig();
+  // Loaded by the boot script (boot.js): its broker, the page's own fetch and its page.preloaded request.
+  const boot = takeBoot();
+  const config = readConfig(boot);
   const emitter = new Emitter();
   const client = new Client(emitter);
   const connectionSettings = { token: config.token, transport: config.transport, backoff: config.backoff, queueTimeout: config.queueTimeout };
@@ -71,7 +75,7 @@ function start() {
     client,
     config,
     progress: pageProgress,
-    nativeFetch: typeof global.fetch === "function" ? global.fetch : null,
+    nativeFetch: boot ? boot.nativeFetch : typeof global.fetch === "function" ? global.fetch : null,
     NativeXHR: typeof global.XMLHttpRequest === "function" ? global.XMLHttpRequest : null,
     NativeEventSource: typeof global.EventSource === "function" ? global.EventSource : null,
     patches: { fetch: false, xhr: false, eventSource: false },
@@ -88,7 +92,8 @@ function start() {
   // the native fetch: the patched one would bridge the request itself.
   if (config.earlyPosts && context.nativeFetch) client.earlyFetch = (url, init) => context.nativeFetch.call(global, url, init);
   // With them, the page's preloaded responses come in one early request at its start (push.js).
-  if (client.earlyFetch && isHttpPage()) client.push = new PreloadedResponses(client, () => defaultFetchBody(context));
+  if ((client.earlyFetch || (boot && boot.preloaded)) && isHttpPage()) client.push = new PreloadedResponses(client, () => defaultFetchBody(context));
+  if (client.push && boot && boot.preloaded) client.push.adopt(boot.preloaded);
 
   const fetches = createFetch(context);
   // Built when the page first uses them: until then their code is only pre-parsed.
@@ -108,5 +113,7 @@ function start() {
   if (!realWebKit && config.messageHandlers) installMessageHandlersPolyfill(api.post);
   if (config.loadingBar) api.showLoadingBar(config.loadingBar);
   global.BridgeBroker = api;
+  // The fetch() calls the boot script held go through the patched fetch, or the page's own.
+  if (boot) boot.handOver(context.patches.fetch ? global.fetch : context.nativeFetch);
 
 }

@@ -4,18 +4,10 @@
 // one of them as fetch(url) with no init would are served from that answer, without a post over the
 // socket; the resources arrive while the page still parses.
 
-import { concatBytes } from "./bytes.js";
 import { EARLY_MAX_FETCHES } from "./constants.js";
-import { EarlyPosts, askEarly, greetingLines, readAnswer } from "./early.js";
-import { global } from "./env.js";
-import { BridgeError } from "./errors.js";
-import { postText } from "./posts.js";
-import { absoluteUrl } from "./urls.js";
+import { EarlyPosts } from "./early.js";
+import { requestPreloaded, urlKey, withoutPerRequestFields } from "./preloaded.js";
 import { hasOwn, soon } from "./util.js";
-
-// What differs between two requests for two URLs of one page and does not choose the response the
-// broker stored: the page's fetches are compared with the template without them.
-const PER_REQUEST_FIELDS = ["url", "documentCookie", "group", "batch", "window"];
 
 /**
  * The answer to the page's `page.preloaded` request: complete responses by URL, each served once. A
@@ -38,50 +30,25 @@ export class PreloadedResponses {
     if (this.state !== "idle") return;
     this.state = "off";
     const client = this.client;
-    const location = global.location;
-    const body = client.earlyFetch ? this.defaultBody() : null;
-    if (!body || !location) return;
-    const template = withoutPerRequestFields(body);
-    delete template.cache;
-    if (!client.earlyPosts) client.earlyPosts = new EarlyPosts(client);
-    // The fetches' ids follow the request's own: an early request is a connection of its own, and
-    // the page's early ids never meet in the client's posts in flight.
-    const id = client.earlyPosts.takeIds(1 + EARLY_MAX_FETCHES);
-    const lines = greetingLines(client);
-    lines.push(postText("page.preloaded", id, JSON.stringify({ page: location.href, firstId: id + 1, fetch: template })));
-    this.template = template;
-    this.state = "waiting";
-    this.request(lines.join("\n"), id);
-  }
-
-  async request(text, id) {
-    let entries = null;
-    await askEarly(this.client, text, (bytes) => (entries = this.read(bytes, id)), () => this.answered(null));
-    this.answered(entries);
+    const request = client.earlyFetch ? requestPreloaded(client, this.defaultBody, reserveIds(client)) : null;
+    if (request) this.follow(request);
   }
 
   /**
-   * The answer's complete responses by resource URL (completeResponses), or null when it serves
-   * nothing. A response with a `vary` header is left out: the broker chose it without the page's
-   * document cookie.
+   * Takes over the request the boot script sent at document start (boot.js) instead of sending one:
+   * its ids are reserved, and the page's fetches are held for its answer, whose entries the boot
+   * script and the shim serve from together (each once).
    */
-  read(bytes, id) {
-    const messages = readAnswer(bytes);
-    const reply = messages && messages.find((message) => message.envelope && message.envelope.type === "reply" && message.id === id);
-    const urls = reply && reply.ok && reply.envelope.body ? reply.envelope.body.urls : null;
-    if (!reply || (reply.ok && !Array.isArray(urls))) {
-      this.client.report(new BridgeError("bad_message", "bridge-js received a malformed answer to its page.preloaded request"));
-      return null;
-    }
-    if (!reply.ok) return null; // An older broker, without the handler.
-    const responses = completeResponses(messages);
-    const entries = new Map();
-    urls.slice(0, EARLY_MAX_FETCHES).forEach((url, index) => {
-      const response = responses.get(id + 1 + index);
-      const key = urlKey(url);
-      if (response && !hasVary(response.head) && !entries.has(key)) entries.set(key, response);
-    });
-    return entries;
+  adopt(request) {
+    if (this.state !== "idle") return;
+    reserveIds(this.client);
+    this.follow(request);
+  }
+
+  follow(request) {
+    this.template = request.template;
+    this.state = "waiting";
+    request.answer.then((entries) => this.answered(entries));
   }
 
   answered(entries) {
@@ -132,56 +99,14 @@ export class PreloadedResponses {
 }
 
 /**
- * The answer's complete responses by post id, each as a whole response ({frame: {id, payload},
- * head}): its whole-response frames, and the responses that came as a stream (the broker had their
- * bodies on disk, not in memory: after a restart, or once its memory tier let them go), each joined
- * from its binary body frames, the last one ended, and its ok reply (the head a whole frame stands
- * for), when the reply counts as many bytes as came. A failed post, a stream cut short and any other
- * body encoding are left out: those fetches go their usual way.
+ * Reserves the ids of a page.preloaded request in the page's early sequence: the request's own and
+ * its fetches' after it (an early request is a connection of its own, and the page's early ids
+ * never meet in the client's posts in flight). The first ones, EARLY_FIRST_ID on, in the boot
+ * script and in the shim alike.
  */
-function completeResponses(messages) {
-  const streams = new Map();
-  const responses = new Map();
-  const done = new Set();
-  for (const message of messages) {
-    if (done.has(message.id)) continue;
-    if (message.head) {
-      done.add(message.id);
-      responses.set(message.id, message);
-    } else if (message.frame) {
-      const stream = streams.get(message.id) || { chunks: [], bytes: 0, ended: false, broken: false };
-      stream.broken = stream.broken || stream.ended;
-      stream.chunks.push(message.frame.payload);
-      stream.bytes += message.frame.payload.byteLength;
-      stream.ended = message.frame.end;
-      streams.set(message.id, stream);
-    } else if (message.final) {
-      done.add(message.id);
-      const head = message.ok ? message.envelope.body : null;
-      const stream = streams.get(message.id) || { chunks: [], bytes: 0, ended: true, broken: false };
-      if (!head || typeof head !== "object" || head.bodyEncoding !== "binary" || !stream.ended || stream.broken) continue;
-      if (typeof head.bodyBytes === "number" && head.bodyBytes !== stream.bytes) continue;
-      responses.set(message.id, { frame: { id: message.id, payload: concatBytes(stream.chunks, stream.bytes) }, head });
-    }
-  }
-  return responses;
-}
-
-function withoutPerRequestFields(body) {
-  const rest = Object.assign({}, body);
-  for (const name of PER_REQUEST_FIELDS) delete rest[name];
-  return rest;
-}
-
-function urlKey(url) {
-  const parsed = absoluteUrl(url);
-  return parsed ? parsed.href : String(url);
-}
-
-function hasVary(head) {
-  const headers = head.headers;
-  const names = Array.isArray(headers) ? headers.map((pair) => (Array.isArray(pair) ? pair[0] : "")) : Object.keys(headers || {});
-  return names.some((name) => String(name).toLowerCase() === "vary");
+function reserveIds(client) {
+  if (!client.earlyPosts) client.earlyPosts = new EarlyPosts(client);
+  return client.earlyPosts.takeIds(1 + EARLY_MAX_FETCHES);
 }
 
 /** Whether two JSON values are equal, objects key by key in any order. */

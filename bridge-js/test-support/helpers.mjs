@@ -11,6 +11,9 @@ export const SHIM_SOURCE = fs.readFileSync(path.join(here, "..", "bridge.js"), "
 // The bootstrap snippet as the build wrote it: the text a page puts in its inline script.
 export const SNIPPET_SOURCE = fs.readFileSync(path.join(here, "..", "bridge-snippet.js"), "utf8");
 export const SNIPPET_KEY = Symbol.for("bridge-broker.snippet");
+// The boot script as the build wrote it (src/boot.js): what a host injects at document start.
+export const BOOT_SOURCE = fs.readFileSync(path.join(here, "..", "bridge-boot.js"), "utf8");
+export const BOOT_KEY = Symbol.for("bridge-broker.boot");
 export const PAGE_URL = "http://page.test/app/index.html";
 export const SCRIPT_URL = "http://127.0.0.1:8787/bridge.js";
 
@@ -385,6 +388,21 @@ export class FakeNativeXHR extends EventTarget {
 
   send(body) {
     this.sentBody = body;
+    // The broker's early endpoint, as the fake native fetch plays it (the boot script posts with XHR).
+    const early = FakeNativeXHR.early;
+    if (early && this.opened.method === "POST" && new URL(this.opened.url).pathname === "/bridge/early") {
+      Promise.resolve(early(this.opened.url, body, { method: "POST", body, credentials: this.withCredentials ? "include" : "omit", xhr: true }))
+        .then(async (response) => {
+          this.status = response.status;
+          const bytes = await response.arrayBuffer();
+          this.response = this.responseType === "arraybuffer" ? bytes : new TextDecoder().decode(bytes);
+          this.readyState = 4;
+          this.onload?.(new Event("load"));
+        }, () => {
+          this.readyState = 4;
+          this.onerror?.(new Event("error"));
+        });
+    }
   }
 
   abort() {
@@ -502,6 +520,48 @@ export function runSnippet(attributes = {}) {
   return FakeWebSocket.instances.at(-1);
 }
 
+/**
+ * Runs the boot script (bridge-boot.js) as a host injects it at document start: a classic script with
+ * no element, in a fresh fake page (options as loadBridge's). Its one dynamic import, of the shim
+ * from the broker, goes to `options.importShim(url)`, by default `evaluateShim` (the built shim run
+ * as the module the browser would evaluate, a task later); env.imports lists the URLs. env.shim()
+ * waits for the shim and returns its page environment (as loadBridge's).
+ */
+export function loadBoot(options = {}) {
+  const page = setUpPage({ script: false, ...options });
+  const imports = [];
+  const importShim = options.importShim ?? evaluateShim;
+  globalThis.__bridgeTestImport = (url) => {
+    imports.push(url);
+    return importShim(url);
+  };
+  const source = BOOT_SOURCE.replace(BOOT_IMPORT, "__bridgeTestImport(");
+  if (source === BOOT_SOURCE) throw new Error("bridge-boot.js has no dynamic import of the shim");
+  vm.runInThisContext(source, { filename: "http://127.0.0.1:8787/bridge-boot.js" });
+  return {
+    ...page,
+    imports,
+    async shim() {
+      await waitFor(() => globalThis.BridgeBroker, "the shim the boot script imported");
+      return current = pageEnvironment(page);
+    },
+  };
+}
+
+const BOOT_IMPORT = "import(";
+
+/** Runs the boot script once more in the current page (its import through globalThis.__bridgeTestImport). */
+export function runBootAgain() {
+  vm.runInThisContext(BOOT_SOURCE.replace(BOOT_IMPORT, "__bridgeTestImport("), { filename: "http://127.0.0.1:8787/bridge-boot.js" });
+}
+
+/** The built shim evaluated as an ES module (top-level `this` undefined), a task after the import. */
+export async function evaluateShim() {
+  await tick();
+  vm.runInThisContext(SHIM_SOURCE.replace(CLASSIC_CALL, "}).call(undefined);"), { filename: SCRIPT_URL });
+  return {};
+}
+
 let sourceImports = 0;
 
 /**
@@ -526,13 +586,25 @@ function setUpPage(options) {
   FakeWebSocket.identityReply = options.identityReply === undefined ? {} : options.identityReply;
   FakeWebSocket.instances = [];
   FakeNativeXHR.instances = [];
-  for (const name of ["BridgeBroker", "webkit", "__bridgeBrokerReceive", "__bridgeBrokerClose", "BridgeBrokerConfig", SNIPPET_KEY]) delete globalThis[name];
+  for (const name of ["BridgeBroker", "webkit", "__bridgeBrokerReceive", "__bridgeBrokerClose", "BridgeBrokerConfig", SNIPPET_KEY, BOOT_KEY]) delete globalThis[name];
 
   const nativeCalls = [];
   const earlyCalls = [];
   const pushCalls = [];
   const answerEarly = options.early ?? (() => new Response("no such path", { status: 404 }));
   const answerPush = options.push ?? preloadedNothing;
+  /** The broker's early endpoint: a POST of lines, from the native fetch or XMLHttpRequest. */
+  function earlyEndpoint(url, body, init) {
+    const call = { url, body, init, lines: body.split("\n").map((line) => JSON.parse(line)) };
+    // The one request of the page's preloaded responses (push.js) is apart from the early fetches.
+    if (call.lines.some((line) => line.name === "page.preloaded")) {
+      pushCalls.push(call);
+      return answerPush(call);
+    }
+    earlyCalls.push(call);
+    return answerEarly(call);
+  }
+  FakeNativeXHR.early = earlyEndpoint;
   const pageEvents = new EventTarget();
   globalThis.window = globalThis;
   globalThis.addEventListener = pageEvents.addEventListener.bind(pageEvents);
@@ -544,17 +616,7 @@ function setUpPage(options) {
   globalThis.XMLHttpRequest = FakeNativeXHR;
   globalThis.DOMParser = FakeDOMParser;
   globalThis.fetch = async function nativeFetch(input, init) {
-    if (init?.method === "POST" && new URL(String(input)).pathname === "/bridge/early") {
-      const body = String(init.body);
-      const call = { url: String(input), body, init, lines: body.split("\n").map((line) => JSON.parse(line)) };
-      // The one request of the page's preloaded responses (push.js) is apart from the early fetches.
-      if (call.lines.some((line) => line.name === "page.preloaded")) {
-        pushCalls.push(call);
-        return answerPush(call);
-      }
-      earlyCalls.push(call);
-      return answerEarly(call);
-    }
+    if (init?.method === "POST" && new URL(String(input)).pathname === "/bridge/early") return earlyEndpoint(String(input), String(init.body), init);
     nativeCalls.push({ input, init });
     return new Response("from the native fetch");
   };

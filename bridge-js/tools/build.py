@@ -53,6 +53,11 @@ ENTRY = "main.js"
 OUTPUT = "bridge.js"
 MAP = "bridge.js.map"
 GZIP = "bridge.js.gz"
+# The boot script (src/boot.js): a second entry, joined from the same modules into its own file.
+BOOT_ENTRY = "boot.js"
+BOOT_OUTPUT = "bridge-boot.js"
+BOOT_MAP = "bridge-boot.js.map"
+ENTRIES = (ENTRY, BOOT_ENTRY)
 SNIPPET_SOURCE = os.path.join("snippet", "snippet.js")
 SNIPPET = "bridge-snippet.js"
 SNIPPET_TAG = "bridge-snippet.html"
@@ -206,8 +211,8 @@ def parse_module(name, source):
                     module.dropped.add(index)
             elif is_export:
                 module.fail(head, "`export default` and re-exports are not supported")
-            elif name != ENTRY:
-                module.fail(token, "only src/main.js may run code when it loads; other modules only declare")
+            elif name not in ENTRIES:
+                module.fail(token, "only src/main.js may run code when it loads (and src/boot.js, the boot script's entry); other modules only declare")
         index = end + 1
     for name_token in module.exports:
         if name_token not in module.declared:
@@ -258,8 +263,9 @@ def load_modules(src_dir):
     return modules
 
 
-def link(modules):
-    """The modules in dependency order (each after what it imports), after checking every rule."""
+def link(modules, entry=ENTRY):
+    """The modules `entry` joins, in dependency order (each after what it imports), after checking
+    every rule for all of them."""
     owners = {}
     for module in modules.values():
         for name, token in module.declared.items():
@@ -300,19 +306,33 @@ def link(modules):
         state[name] = "done"
         order.append(modules[name])
 
-    visit(ENTRY, [])
+    for other in ENTRIES:
+        if other in modules:
+            visit(other, [])
     unused = sorted(set(modules) - {module.name for module in order})
     if unused:
         raise BuildError(f"modules nothing imports: {', '.join(unused)}")
-    return order
+    joined_order, state = [], {}
+
+    def collect(name):
+        if state.get(name):
+            return
+        state[name] = True
+        for target in modules[name].imports:
+            collect(target)
+        joined_order.append(modules[name])
+
+    collect(entry)
+    return joined_order
 
 
 # ------------------------------------------------------------------------------------ emitting
 
-def banner(version):
-    name = f"bridge.js {version}" if version else "bridge.js"
-    return (f"/* {name}, the Bridge Broker page shim: built from bridge-js/src/*.js by "
-            "bridge-js/tools/build.py; do not edit. Readable sources in bridge.js.map. */\n")
+def banner(version, output=OUTPUT, map_name=MAP):
+    name = f"{output} {version}" if version else output
+    what = "the boot script of the Bridge Broker page shim" if output == BOOT_OUTPUT else "the Bridge Broker page shim"
+    return (f"/* {name}, {what}: built from bridge-js/src/*.js by "
+            f"bridge-js/tools/build.py; do not edit. Readable sources in {map_name}. */\n")
 
 
 def shim_version(modules):
@@ -327,10 +347,10 @@ def shim_version(modules):
     return None
 
 
-def build(src_dir=None):
-    """(minified text, source map text, joined text) for the sources in `src_dir`."""
+def build(src_dir=None, entry=ENTRY, output=OUTPUT, map_name=MAP):
+    """(minified text, source map text, joined text) of `entry` for the sources in `src_dir`."""
     src_dir = src_dir or os.path.join(SHIM_DIR, "src")
-    order = link(load_modules(src_dir))
+    order = link(load_modules(src_dir), entry)
     wrapper = jstokens.tokenize(PROLOGUE + EPILOGUE, "wrapper")
     prologue_length = sum(1 for token in wrapper if token.offset < len(PROLOGUE))
     stream = [(token, None) for token in wrapper[:prologue_length]]
@@ -348,7 +368,7 @@ def build(src_dir=None):
     epilogue[0].newline_before = True
     stream += [(token, None) for token in epilogue]
 
-    head = banner(shim_version(order))
+    head = banner(shim_version(order), output, map_name)
     pieces = [head]
     line = head.count("\n")
     column = 0
@@ -378,10 +398,10 @@ def build(src_dir=None):
             column = jstokens.utf16_length(text[last + 1:])
         else:
             column += jstokens.utf16_length(text)
-    pieces.append(f"\n//# sourceMappingURL={MAP}\n")
+    pieces.append(f"\n//# sourceMappingURL={map_name}\n")
     minified = "".join(pieces)
-    jstokens.verify_minified([token for token, _ in stream], minified, OUTPUT)
-    map_text = sourcemap.to_json(OUTPUT, [module.path for module in order], [module.source for module in order])
+    jstokens.verify_minified([token for token, _ in stream], minified, output)
+    map_text = sourcemap.to_json(output, [module.path for module in order], [module.source for module in order])
     return minified, map_text, joined(order)
 
 
@@ -461,12 +481,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         minified, map_text, joined_text = build()
+        boot, boot_map, _ = build(entry=BOOT_ENTRY, output=BOOT_OUTPUT, map_name=BOOT_MAP)  # src/boot.js is the project's
         snippet, snippet_tag = build_snippet()
     except (BuildError, jstokens.TokenizeError) as error:
         print(f"build.py: {error}", file=sys.stderr)
         return 2
     outputs = {os.path.join(args.out_dir, OUTPUT): minified, os.path.join(args.out_dir, MAP): map_text,
                os.path.join(args.out_dir, GZIP): gzipped(minified),
+               os.path.join(args.out_dir, BOOT_OUTPUT): boot, os.path.join(args.out_dir, BOOT_MAP): boot_map,
                os.path.join(args.out_dir, SNIPPET): snippet, os.path.join(args.out_dir, SNIPPET_TAG): snippet_tag}
     if args.check:
         stale = []

@@ -312,8 +312,25 @@ def test_the_build_is_deterministic(tmp_path):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         subprocess.run([sys.executable, str(SHIM / "tools" / "build.py"), "--out-dir", str(out), "--joined", str(out / "joined.js")],
                        check=True, env=env, capture_output=True)
-        outputs.append([(out / name).read_bytes() for name in ("bridge.js", "bridge.js.map", "bridge.js.gz", "joined.js")])
+        outputs.append([(out / name).read_bytes() for name in ("bridge.js", "bridge.js.map", "bridge.js.gz", "joined.js",
+                                                               "bridge-boot.js", "bridge-boot.js.map")])
     assert outputs[0] == outputs[1]
+
+
+def test_the_boot_script_is_its_entry_and_what_it_imports_only(tmp_path):
+    """bridge-boot.js (src/boot.js): the same modules, joined from its own entry into a file of its
+    own with its own map; none of the shim's modules it does not import (the socket, XHR, the
+    loading bar), and far smaller than the shim, whose start at document start is what it avoids."""
+    code = (SHIM / "bridge-boot.js").read_text()
+    sources = json.loads((SHIM / "bridge-boot.js.map").read_text())["sources"]
+    assert sources[-1] == "src/boot.js" and "src/main.js" not in sources
+    for module in ("src/client.js", "src/xhr.js", "src/transport-websocket.js", "src/loading-bar.js", "src/fetch.js"):
+        assert module not in sources, module
+    assert code.startswith("/* bridge-boot.js ") and code.endswith("//# sourceMappingURL=bridge-boot.js.map\n")
+    assert len(code.encode()) < len((SHIM / "bridge.js").read_bytes()) / 2
+    path = tmp_path / "boot.js"
+    path.write_text(code)
+    subprocess.run(["node", "--check", str(path)], check=True)
 
 
 def test_the_joined_file_is_valid_javascript(built, tmp_path):
