@@ -134,11 +134,15 @@ function bootPage() {
   // The shim hands the held calls over as it starts (main.js); once its module has run, they go to
   // whatever fetch the page has then, in case it did not (a shim that was already there).
   const unpatched = () => (global.fetch === bootFetch ? nativeFetch : global.fetch);
-  const load = () => loadShim(origin, () => state.handOver(unpatched()), () => {
-    // The shim could not load (the broker stopped, a Content-Security-Policy): the page's own fetch.
-    if (global.fetch === bootFetch) global.fetch = nativeFetch;
-    state.handOver(nativeFetch);
-  });
+  const load = () => {
+    // A shim the page itself includes (a script tag) may have taken over already: nothing to import.
+    if (shimFetch) return;
+    loadShim(origin, () => state.handOver(unpatched()), () => {
+      // The shim could not load (the broker stopped, a Content-Security-Policy): the page's own fetch.
+      if (global.fetch === bootFetch) global.fetch = nativeFetch;
+      state.handOver(nativeFetch);
+    });
+  };
   // After the answer (or at once without one): importing the shim costs the main thread a task of
   // 1 to 5 ms, which would otherwise come before the page's first script.
   if (state.preloaded) state.preloaded.answer.then(load);

@@ -226,3 +226,18 @@ function loadBootAgain() {
   }
   return imports;
 }
+
+test("a shim the page includes itself takes over before the answer: the boot script imports nothing", { timeout: 10000 }, async () => {
+  const push = deferred();
+  const env = loadBoot({ config: { url: "ws://127.0.0.1:8787/bridge" }, push: push.push });
+  await waitFor(() => env.pushCalls.length, "the page.preloaded request");
+  const early = fetch(`${CDN}/a.css`);
+  await evaluateShim(); // as a script tag of the page would run it, while the answer is on its way
+  const page = await env.shim();
+  await page.open();
+  push.answer(answerFor(["/a.css"])(env.pushCalls[0]));
+  assert.equal(await (await early).text(), "/a.css");
+  await tick(20);
+  assert.deepEqual(env.imports, []);
+  assert.equal(env.pushCalls.length, 1);
+});
