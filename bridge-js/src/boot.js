@@ -26,6 +26,7 @@ import { global } from "./env.js";
 import { defaultFetchBody } from "./fetch-post.js";
 import { createIdentityReporter, isHttpPage } from "./identity.js";
 import { insideRealWebKit } from "./message-handlers.js";
+import { xhrPoster } from "./early-request.js";
 import { requestPreloaded } from "./preloaded.js";
 import { makeResponse } from "./response.js";
 import { UrlRules } from "./rules.js";
@@ -63,7 +64,7 @@ function bootPage() {
   const client = {
     url: config.url,
     token: config.token,
-    earlyFetch: typeof global.XMLHttpRequest === "function" ? postWithXhr : (url, init) => nativeFetch.call(global, url, init),
+    earlyFetch: typeof global.XMLHttpRequest === "function" ? xhrPoster(global.XMLHttpRequest) : (url, init) => nativeFetch.call(global, url, init),
     report: (error) => reportError(error),
   };
   createIdentityReporter(client);
@@ -147,24 +148,6 @@ function bootPage() {
   // 1 to 5 ms, which would otherwise come before the page's first script.
   if (state.preloaded) state.preloaded.answer.then(load);
   else load();
-}
-
-/**
- * The early request as the shim's `earlyFetch` sends it (early.js: a POST of text, no credentials),
- * through the browser's XMLHttpRequest: in Chromium the first fetch() of a document costs its main
- * thread 3.5 to 4.6 ms, the first XMLHttpRequest 1.0 to 1.6 (docs/BENCHMARKS.md). Resolves with what
- * askEarly reads of a Response: its status and its body's bytes.
- */
-function postWithXhr(url, init) {
-  return new Promise((resolve, reject) => {
-    const request = new global.XMLHttpRequest();
-    request.open(init.method, url);
-    request.responseType = "arraybuffer";
-    request.withCredentials = init.credentials === "include";
-    request.onload = () => resolve({ status: request.status, arrayBuffer: () => Promise.resolve(request.response) });
-    request.onerror = request.ontimeout = request.onabort = () => reject(new TypeError("bridge-js: the early request failed"));
-    request.send(init.body);
-  });
 }
 
 /** Imports the shim from the broker as an ES module: fetched and compiled off the page's main thread. */

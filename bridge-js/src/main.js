@@ -20,6 +20,7 @@ import { Client } from "./client.js";
 import { readConfig } from "./config.js";
 import { MARKER } from "./constants.js";
 import { createCookieBridge, pageCookieSender } from "./cookies.js";
+import { xhrPoster } from "./early-request.js";
 import { Emitter } from "./emitter.js";
 import { global } from "./env.js";
 import { createEventSourceClass } from "./eventsource.js";
@@ -89,8 +90,10 @@ function start() {
   };
 
   // The page's first fetches may also go early over HTTP while the WebSocket opens (early.js), through
-  // the native fetch: the patched one would bridge the request itself.
-  if (config.earlyPosts && context.nativeFetch) client.earlyFetch = (url, init) => context.nativeFetch.call(global, url, init);
+  // the page's own XMLHttpRequest (a document's first fetch() costs its main thread more:
+  // early-request.js), or its native fetch: the patched ones would bridge the request themselves.
+  if (config.earlyPosts && context.NativeXHR) client.earlyFetch = xhrPoster(context.NativeXHR);
+  else if (config.earlyPosts && context.nativeFetch) client.earlyFetch = (url, init) => context.nativeFetch.call(global, url, init);
   // With them, the page's preloaded responses come in one early request at its start (push.js).
   if ((client.earlyFetch || (boot && boot.preloaded)) && isHttpPage()) client.push = new PreloadedResponses(client, () => defaultFetchBody(context));
   if (client.push && boot && boot.preloaded) client.push.adopt(boot.preloaded);

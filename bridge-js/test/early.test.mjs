@@ -54,9 +54,9 @@ test("a fetch before the socket opens is posted early: URL and token, text/plain
   await waitFor(() => env.earlyCalls.length, "the early POST");
   const call = env.earlyCalls[0];
   assert.equal(call.url, "http://127.0.0.1:8787/bridge/early?token=s3cret");
-  // What differs from a default fetch(): a POST of the lines, without credentials (a CORS simple
+  // A POST of the lines through the page's own XMLHttpRequest, without credentials (a CORS simple
   // request: the browser sends the string as text/plain;charset=UTF-8).
-  assert.deepEqual(call.init, { method: "POST", body: call.body, credentials: "omit" });
+  assert.deepEqual(call.init, { method: "POST", body: call.body, credentials: "omit", xhr: true });
   assert.equal(typeof call.body, "string");
   assert.equal(call.lines.length, 2);
   const [identity, line] = call.lines;

@@ -95,9 +95,9 @@ test("at its start, right after its WebSocket, the shim sends one early request:
   assert.equal(socketsThen, 1, "sent once the WebSocket exists");
   const call = env.pushCalls[0];
   assert.equal(call.url, "http://127.0.0.1:8787/bridge/early?token=s3cret");
-  // What differs from a default fetch(): a POST of the lines, without credentials (a CORS simple
+  // A POST of the lines through the page's own XMLHttpRequest, without credentials (a CORS simple
   // request: the browser sends the string as text/plain;charset=UTF-8).
-  assert.deepEqual(call.init, { method: "POST", body: call.body, credentials: "omit" });
+  assert.deepEqual(call.init, { method: "POST", body: call.body, credentials: "omit", xhr: true });
   assert.deepEqual(call.lines.map((line) => line.name), ["page.identity", "page.preloaded"]);
   assert.deepEqual(call.lines[0].body, { url: PAGE_URL, userAgent: navigator.userAgent, languages: ["en-US", "en", "de"] });
   const post = call.lines[1];
