@@ -21,7 +21,7 @@
 
 import { BOOT_KEY } from "./boot-state.js";
 import { readConfig } from "./config.js";
-import { EARLY_FIRST_ID, MARKER, NULL_BODY_STATUSES } from "./constants.js";
+import { EARLY_FIRST_ID, MARKER, NULL_BODY_STATUSES, SHIM_IDLE_TIMEOUT_MS } from "./constants.js";
 import { global } from "./env.js";
 import { defaultFetchBody } from "./fetch-post.js";
 import { createIdentityReporter, isHttpPage } from "./identity.js";
@@ -77,7 +77,17 @@ function bootPage() {
   if (state.preloaded) {
     state.preloaded.answer.then((answer) => {
       entries = answer || new Map();
-      for (const call of waiting.splice(0)) if (!serve(call)) hold(call);
+      let served = false;
+      for (const call of waiting.splice(0)) {
+        if (serve(call)) served = true;
+        else hold(call);
+      }
+      // The shim comes at once when a call waits for it or nothing was served (a page the broker has
+      // nothing preloaded for needs it for all its requests). When the answer served the page's
+      // calls, its import (a main-thread task of 1 to 5 ms, then the shim's evaluation) waits for
+      // an idle moment, up to 200 ms: not among the tasks in which the page reads those bodies.
+      if (held.length || !served || typeof global.requestIdleCallback !== "function") load();
+      else global.requestIdleCallback(load, { timeout: SHIM_IDLE_TIMEOUT_MS });
     });
   } else entries = new Map();
 
@@ -93,8 +103,10 @@ function bootPage() {
   }
 
   function hold(call) {
-    if (shimFetch) forward(call);
-    else held.push(call);
+    if (shimFetch) return forward(call);
+    held.push(call);
+    // After the answer, a call that waits for the shim brings it now (an idle wait may be under way).
+    if (entries !== null) load();
   }
 
   /**
@@ -135,19 +147,20 @@ function bootPage() {
   // The shim hands the held calls over as it starts (main.js); once its module has run, they go to
   // whatever fetch the page has then, in case it did not (a shim that was already there).
   const unpatched = () => (global.fetch === bootFetch ? nativeFetch : global.fetch);
-  const load = () => {
+  let loading = false;
+  function load() {
     // A shim the page itself includes (a script tag) may have taken over already: nothing to import.
-    if (shimFetch) return;
+    if (loading || shimFetch) return;
+    loading = true;
     loadShim(origin, () => state.handOver(unpatched()), () => {
       // The shim could not load (the broker stopped, a Content-Security-Policy): the page's own fetch.
       if (global.fetch === bootFetch) global.fetch = nativeFetch;
       state.handOver(nativeFetch);
     });
-  };
-  // After the answer (or at once without one): importing the shim costs the main thread a task of
-  // 1 to 5 ms, which would otherwise come before the page's first script.
-  if (state.preloaded) state.preloaded.answer.then(load);
-  else load();
+  }
+  // Without a request, at once; with one, after its answer (above): importing the shim costs the
+  // main thread a task of 1 to 5 ms, which would otherwise come before the page's first script.
+  if (!state.preloaded) load();
 }
 
 /** Imports the shim from the broker as an ES module: fetched and compiled off the page's main thread. */

@@ -41,6 +41,8 @@ export const EARLY_MAX_BYTES = 256 * 1024;
 // A lookup in the broker's cache takes a few milliseconds: an answer this late frees its posts for
 // the WebSocket, which they would otherwise wait for without end.
 export const EARLY_ANSWER_TIMEOUT_MS = 3000;
+// The boot script imports the shim within this long of an answer that served the page (boot.js).
+export const SHIM_IDLE_TIMEOUT_MS = 200;
 // The answer's frames: 1 byte kind (text or binary, as on a WebSocket), 4 bytes big-endian length.
 export const EARLY_FRAME_TEXT = 1;
 export const EARLY_FRAME_BINARY = 2;

@@ -241,3 +241,35 @@ test("a shim the page includes itself takes over before the answer: the boot scr
   assert.deepEqual(env.imports, []);
   assert.equal(env.pushCalls.length, 1);
 });
+
+test("when the answer served the page, the shim's import waits for an idle moment; a call the answer cannot serve brings it at once", { timeout: 10000 }, async () => {
+  const idle = [];
+  globalThis.requestIdleCallback = (callback, options) => idle.push({ callback, options });
+  try {
+    const env = loadBoot({ config: { url: "ws://127.0.0.1:8787/bridge" }, push: answerFor(["/a.css"]) });
+    assert.equal(await (await fetch(`${CDN}/a.css`)).text(), "/a.css");
+    await tick(20);
+    assert.deepEqual(env.imports, [], "not yet: the page is reading what was served");
+    assert.equal(idle.length, 1);
+    assert.deepEqual(idle[0].options, { timeout: 200 });
+    const other = fetch(`${CDN}/other.json`);
+    await waitFor(() => env.imports.length, "the shim's import");
+    const page = await env.shim();
+    const ws = await page.open();
+    const post = await ws.nextPost("fetch");
+    ws.pushWhole(post.id, head(post.body.url, 2), "{}");
+    assert.equal(await (await other).text(), "{}");
+    idle[0].callback();
+    await tick(20);
+    assert.deepEqual(env.imports, ["http://127.0.0.1:8787/bridge.js"], "imported once");
+
+    // Nothing served (a page never preloaded): at once, no idle wait.
+    idle.length = 0;
+    const cold = loadBoot({ config: { url: "ws://127.0.0.1:8787/bridge" } });
+    await waitFor(() => cold.imports.length, "the shim's import");
+    assert.equal(idle.length, 0);
+    await cold.shim();
+  } finally {
+    delete globalThis.requestIdleCallback;
+  }
+});
