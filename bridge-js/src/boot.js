@@ -7,9 +7,9 @@
  * (10 to 20 ms in Chromium) before the page's own first script. This script is a fraction of it:
  * it asks the broker at once for the page's preloaded responses (`page.preloaded`, one early
  * request over HTTP, as the shim does with early posts), holds the page's fetch() calls, serves
- * those the answer has itself, and imports the shim from the broker (`/bridge.js` as an ES module,
- * compiled off the main thread), which takes over the rest (main.js): the calls still held, the
- * answer's other responses, and everything after. If the shim cannot be loaded, the held calls go
+ * those the answer has itself, and then imports the shim from the broker (`/bridge.js` as an ES
+ * module, compiled off the main thread; when the page is idle if the answer served it), which takes
+ * over the rest (main.js): the calls still held, the answer's other responses, and everything after. If the shim cannot be loaded, the held calls go
  * to the page's own fetch.
  *
  * Until the shim has loaded (tens of milliseconds): XMLHttpRequest and EventSource are the

@@ -1,9 +1,13 @@
 // One early request over HTTP (docs/PROTOCOL.md, "Early posts over HTTP"): its lines, sent in a
-// native POST to the broker's early endpoint, and its answer's frames read as messages. The shim's
-// early posts (early.js) and the page's preloaded responses (preloaded.js) send theirs through it.
+// POST to the broker's early endpoint (the page's own XMLHttpRequest or fetch), and its answer's
+// frames read as messages. The shim's early posts (early.js) and the page's preloaded responses
+// (preloaded.js) send theirs through it.
 
 import { decodeUtf8, viewBytes } from "./bytes.js";
-import { EARLY_ANSWER_TIMEOUT_MS, EARLY_FRAME_BINARY, EARLY_FRAME_HEADER_BYTES, EARLY_FRAME_TEXT, EARLY_PATH, FRAME_KIND_BATCH, FRAME_KIND_BODY, FRAME_KIND_WHOLE } from "./constants.js";
+import {
+  EARLY_ANSWER_TIMEOUT_MS, EARLY_FRAME_BINARY, EARLY_FRAME_HEADER_BYTES, EARLY_FRAME_TEXT, EARLY_PATH, FRAME_KIND_BATCH, FRAME_KIND_BODY,
+  FRAME_KIND_WHOLE,
+} from "./constants.js";
 import { decodeFrame, eachBatchFrame, postText, wholeHead } from "./posts.js";
 import { absoluteUrl, httpOriginOfSocket, withToken } from "./urls.js";
 
