@@ -273,3 +273,22 @@ test("when the answer served the page, the shim's import waits for an idle momen
     delete globalThis.requestIdleCallback;
   }
 });
+
+test("a held call the page aborts before the shim has loaded rejects with its reason once the shim takes it", { timeout: 10000 }, async () => {
+  const held = heldImport();
+  const env = loadBoot({ config: { url: "ws://127.0.0.1:8787/bridge" }, importShim: held.importShim });
+  await waitFor(() => env.pushCalls.length, "the page.preloaded request");
+  const controller = new AbortController();
+  const pending = fetch(`${CDN}/slow.json`, { signal: controller.signal });
+  let outcome = null;
+  pending.then(() => (outcome = "resolved"), (error) => (outcome = error));
+  controller.abort();
+  await tick(20);
+  assert.equal(outcome, null, "held: the boot script does not watch signals");
+  held.release();
+  const page = await env.shim();
+  await page.open();
+  await waitFor(() => outcome, "the call's outcome");
+  assert.equal(outcome.name, "AbortError");
+  assert.equal(page.ws.posts("fetch").length, 0, "never sent");
+});
