@@ -292,38 +292,31 @@ def link(modules, entry=ENTRY):
             if owner and owner != module.name and name not in imported:
                 hint = "" if name in exported_by else " (export it there)"
                 module.fail(token, f"uses {name} without importing it from ./{owner}{hint}")
-    order, state = [], {}
+    def dependency_order(starts):
+        """The modules `starts` import, directly or not, and themselves, each after what it imports."""
+        order, state = [], {}
 
-    def visit(name, path):
-        if state.get(name) == "done":
-            return
-        if state.get(name) == "visiting":
-            cycle = path[path.index(name):] + [name]
-            raise BuildError("circular imports: " + " -> ".join(cycle))
-        state[name] = "visiting"
-        for target in modules[name].imports:
-            visit(target, path + [name])
-        state[name] = "done"
-        order.append(modules[name])
+        def visit(name, path):
+            if state.get(name) == "done":
+                return
+            if state.get(name) == "visiting":
+                cycle = path[path.index(name):] + [name]
+                raise BuildError("circular imports: " + " -> ".join(cycle))
+            state[name] = "visiting"
+            for target in modules[name].imports:
+                visit(target, path + [name])
+            state[name] = "done"
+            order.append(modules[name])
 
-    for other in ENTRIES:
-        if other in modules:
-            visit(other, [])
-    unused = sorted(set(modules) - {module.name for module in order})
+        for start in starts:
+            visit(start, [])
+        return order
+
+    reached = dependency_order([name for name in ENTRIES if name in modules])
+    unused = sorted(set(modules) - {module.name for module in reached})
     if unused:
         raise BuildError(f"modules nothing imports: {', '.join(unused)}")
-    joined_order, state = [], {}
-
-    def collect(name):
-        if state.get(name):
-            return
-        state[name] = True
-        for target in modules[name].imports:
-            collect(target)
-        joined_order.append(modules[name])
-
-    collect(entry)
-    return joined_order
+    return dependency_order([entry])
 
 
 # ------------------------------------------------------------------------------------ emitting
