@@ -9,8 +9,8 @@
  * request over HTTP, as the shim does with early posts), holds the page's fetch() calls, serves
  * those the answer has itself, and then imports the shim from the broker (`/bridge.js` as an ES
  * module, compiled off the main thread; when the page is idle if the answer served it), which takes
- * over the rest (main.js): the calls still held, the answer's other responses, and everything after. If the shim cannot be loaded, the held calls go
- * to the page's own fetch.
+ * over the rest (main.js): the calls still held, the answer's other responses, and everything
+ * after. If the shim cannot be loaded, the held calls go to the page's own fetch.
  *
  * Until the shim has loaded (tens of milliseconds): XMLHttpRequest and EventSource are the
  * browser's own, BridgeBroker is not defined, and a fetch() the answer does not serve waits for the
@@ -30,7 +30,7 @@ import { xhrPoster } from "./early-request.js";
 import { requestPreloaded } from "./preloaded.js";
 import { makeResponse } from "./response.js";
 import { UrlRules } from "./rules.js";
-import { absoluteUrl, httpOriginOfSocket, isHttpUrl } from "./urls.js";
+import { absoluteUrl, httpOriginOfSocket } from "./urls.js";
 import { reportError } from "./util.js";
 
 // A shim already running, or a second copy of this script: the first one does the work.
@@ -119,7 +119,7 @@ function bootPage() {
   function serve(call) {
     if (call.init !== undefined || (typeof call.input !== "string" && !(call.input instanceof global.URL))) return false;
     const url = absoluteUrl(call.input);
-    if (!isHttpUrl(url) || url.origin === origin || url.username || url.password || !rules.allows(url.href)) return false;
+    if (!rules.bridges(url, origin) || url.username || url.password) return false;
     // An absolute URL's href is its key (preloaded.js: urlKey) as it is.
     const key = url.href;
     const whole = entries.get(key);

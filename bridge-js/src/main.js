@@ -32,7 +32,7 @@ import { insideRealWebKit, installMessageHandlersPolyfill } from "./message-hand
 import { PageProgress } from "./progress.js";
 import { PreloadedResponses } from "./push.js";
 import { UrlRules } from "./rules.js";
-import { httpOriginOfSocket, isHttpUrl } from "./urls.js";
+import { httpOriginOfSocket } from "./urls.js";
 import { reportError, soon } from "./util.js";
 import { createXMLHttpRequestClass } from "./xhr.js";
 
@@ -85,7 +85,7 @@ function start() {
     rules: new UrlRules(config.include, config.exclude),
     brokerOrigin: () => (client.useWebKit() ? null : httpOriginOfSocket(client.url)),
     shouldBridge(url) {
-      return isHttpUrl(url) && url.origin !== this.brokerOrigin() && this.rules.allows(url.href);
+      return this.rules.bridges(url, this.brokerOrigin());
     },
   };
 

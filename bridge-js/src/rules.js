@@ -1,6 +1,6 @@
 // The patching rules: data-include and data-exclude patterns, matched against each request's URL.
 
-import { pageOrigin } from "./urls.js";
+import { isHttpUrl, pageOrigin } from "./urls.js";
 
 export function parseList(value) {
   if (value === undefined || value === null || value === false) return [];
@@ -37,5 +37,13 @@ export class UrlRules {
   allows(href) {
     if (this.exclude.some((matches) => matches(href))) return false;
     return this.include.length === 0 || this.include.some((matches) => matches(href));
+  }
+
+  /**
+   * Whether a request for the parsed `url` goes through the broker: an http(s) URL, not of the
+   * broker's own origin (`brokerOrigin`, null when there is none), that the rules allow.
+   */
+  bridges(url, brokerOrigin) {
+    return isHttpUrl(url) && url.origin !== brokerOrigin && this.allows(url.href);
   }
 }
