@@ -151,6 +151,7 @@ class Site:
         connections = ("--upstream-connections-per-host", str(args.connections)) if args.connections else ()
         self.broker = Broker("--demo-latency", str(args.latency), *connections, *options)
         self.client = BridgeConnection(self.broker.url)
+        self.texts = {}  # what injected_shim read from the broker, by path
 
     def broker_for(self, cross_site):
         """The broker as the shim's page names it (its script tag, CSP and WebSocket): 127.0.0.1, the
@@ -167,13 +168,12 @@ class Site:
         prelude (the broker's WebSocket URL), then the text of the broker's /bridge.js, or with
         `boot` of its /bridge-boot.js (which imports /bridge.js from the broker)."""
         path = "/bridge-boot.js" if boot else "/bridge.js"
-        texts = self.__dict__.setdefault("_texts", {})
-        if path not in texts:
+        if path not in self.texts:
             with urllib.request.urlopen(f"{self.broker.http}{path}") as response:
-                texts[path] = response.read().decode()
+                self.texts[path] = response.read().decode()
         socket = "ws" + self.broker_for(cross_site)[4:] + "/bridge"
         settings = json.dumps({"url": socket})
-        return f"window.BridgeBrokerConfig=Object.assign({settings},window.BridgeBrokerConfig||{{}});\n" + texts[path]
+        return f"window.BridgeBrokerConfig=Object.assign({settings},window.BridgeBrokerConfig||{{}});\n" + self.texts[path]
 
     def empty(self, way, cross_site=False):
         return self.url(way, "n=0", cross_site)
