@@ -47,12 +47,12 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         let cacheDirectory = NSTemporaryDirectory() + "bridge-bench-\(getpid())"
         let idlePollMicroseconds = service.idlePollMicroseconds
-        let server = try startBenchServer(cacheDirectory: cacheDirectory, metrics: !noMetrics, idlePollMicroseconds: idlePollMicroseconds)
+        let server = try startBenchServer(cacheDirectory: cacheDirectory, metrics: !noMetrics, service: service)
         let bare = BareEchoServer()
         try bare.start()
         let origin = try await LocalOrigin.start()
         StandardOutput.line("# bridge-broker bench\n")
-        StandardOutput.line("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians; metrics \(noMetrics ? "off" : "on"); the broker's idle poll \(idlePollMicroseconds) µs\(idlePollMicroseconds == BrokerServerConfiguration.defaultIdlePollMicroseconds ? " (the default)" : " (not the default, \(BrokerServerConfiguration.defaultIdlePollMicroseconds) µs)").\n")
+        StandardOutput.line("bridge-broker \(BrokerConfiguration.version), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(rounds) rounds per comparison, medians; metrics \(noMetrics ? "off" : "on"); the broker's idle poll \(idlePollMicroseconds) µs\(idlePollMicroseconds == BrokerServerConfiguration.defaultIdlePollMicroseconds ? " (the default)" : " (not the default, \(BrokerServerConfiguration.defaultIdlePollMicroseconds) µs)"); upstream exchanges \(server.configuration.upstreamOnServiceThread ? "on the WebSocket service thread (the default)" : "on AsyncHTTPClient's event loops (`--upstream-any-thread`)").\n")
         if wants("echo") { try await echo(server: server, bare: bare) }
         if wants("fetch") { try await fetch(server: server, origin: origin) }
         if wants("cache") {

@@ -1,10 +1,10 @@
 import BridgeServer
 
 /// A broker on an OS-chosen loopback port that may fetch from local origins, for the benchmarks.
-func startBenchServer(cacheDirectory: String, metrics: Bool = true, idlePollMicroseconds: Int? = nil) throws -> BrokerServer {
+func startBenchServer(cacheDirectory: String, metrics: Bool = true, service: ServiceOptions? = nil) throws -> BrokerServer {
     var configuration = BrokerServerConfiguration()
     configuration.metrics = metrics
-    if let idlePollMicroseconds { configuration.idlePollMicroseconds = idlePollMicroseconds }
+    service?.apply(to: &configuration)
     configuration.port = 0
     configuration.allowURLs = ["http://127.0.0.1:*"]
     configuration.cacheDirectory = cacheDirectory

@@ -45,13 +45,21 @@ public final class BrokerServer: Sendable {
         self.logger = logger
         let metrics = configuration.metrics ? PrometheusBrokerMetrics() : nil
         self.metrics = metrics
-        broker = Broker(
-            configuration: configuration.broker, logger: logger, metrics: metrics,
-            taskExecutors: configuration.tasksOnUpstreamLoops ? EventLoopTaskExecutor.forUpstreamLoops() : [])
         let upstream = HTTPUpstreamClient(
             proxy: configuration.upstreamProxy, connectionsPerHost: max(1, configuration.upstreamConnectionsPerHost), logger: logger)
         self.upstream = upstream
-        let counting = CountingUpstreamClient(base: upstream)
+        // Without a proxy, plain-HTTP exchanges and the tasks run on the WebSocket service thread.
+        let onServiceThread = configuration.upstreamOnServiceThread && configuration.upstreamProxy == nil
+        let jobs = onServiceThread ? ServiceThreadExecutor() : nil
+        let serviceUpstream = onServiceThread
+            ? ServiceThreadUpstream(
+                fallback: upstream, connectionsPerHost: max(1, configuration.upstreamConnectionsPerHost),
+                resolve: { host in try await upstream.resolve(host) }, decoder: ZlibBodyDecoder.make)
+            : nil
+        let executors: [any TaskExecutor] =
+            if let jobs { [jobs] } else if configuration.tasksOnUpstreamLoops { EventLoopTaskExecutor.forUpstreamLoops() } else { [] }
+        broker = Broker(configuration: configuration.broker, logger: logger, metrics: metrics, taskExecutors: executors)
+        let counting = CountingUpstreamClient(base: serviceUpstream ?? upstream)
         upstreamCounter = counting
         let metered: any UpstreamClient = metrics.map { MeteredUpstreamClient(base: counting, metrics: $0) } ?? counting
         var storeConfiguration = SQLiteCacheStoreConfiguration(directory: configuration.cacheDirectory)
@@ -93,6 +101,8 @@ public final class BrokerServer: Sendable {
         socket.diagnosticEcho = configuration.diagnosticEcho
         socket.shimMaxAge = configuration.shimMaxAge
         socket.idlePollNeedsSpareCPU = configuration.idlePollNeedsSpareCPU
+        socket.upstream = serviceUpstream
+        socket.jobs = jobs
         socket.earlyDeadline = configuration.earlyDeadline
         socket.idlePollMicroseconds = min(max(0, configuration.idlePollMicroseconds), BrokerServerConfiguration.maxIdlePollMicroseconds)
         if let metrics {

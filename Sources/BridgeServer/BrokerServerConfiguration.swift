@@ -53,6 +53,10 @@ public struct BrokerServerConfiguration: Sendable {
     /// stay on one thread (`EventLoopTaskExecutor`). Off, posts run on the global executor, as
     /// before: `BRIDGE_BROKER_TASKS_ANY_LOOP=1` in the environment turns it off, to compare.
     public var tasksOnUpstreamLoops = ProcessInfo.processInfo.environment["BRIDGE_BROKER_TASKS_ANY_LOOP"] != "1"
+    /// Plain-HTTP upstream exchanges, and the broker's tasks, on the WebSocket service thread
+    /// (`ServiceThreadUpstream`): a fetch then crosses no thread. Off with
+    /// BRIDGE_BROKER_UPSTREAM_ANY_THREAD=1 (AsyncHTTPClient for every exchange, tasks on its loops).
+    public var upstreamOnServiceThread = ProcessInfo.processInfo.environment["BRIDGE_BROKER_UPSTREAM_ANY_THREAD"] != "1"
 
     /// Microseconds libwebsockets' service thread keeps polling after its last event before it
     /// sleeps in `poll()` (`--idle-poll-us`, 0 to `maxIdlePollMicroseconds`; 0 = off; default

@@ -88,6 +88,9 @@ public final class LocalOrigin: Sendable {
     /// The most client connections that were open at once (since the last `resetCounts`).
     public var peakConnections: Int { counts.connections.withLock { $0.peak } }
 
+    /// The client connections accepted since the origin started.
+    public var acceptedConnections: Int { counts.connections.withLock { $0.accepted } }
+
     /// Stops listening.
     public func stop() async {
         try? await channel.close()
@@ -128,8 +131,8 @@ let patternTable: [UInt8] = (0..<patternPeriod).map { UInt8(truncatingIfNeeded: 
 final class RequestCounter: Sendable {
     let value = Mutex<[String: Int]>([:])
     /// Client connections open now, and the most open at once.
-    let connections = Mutex<(open: Int, peak: Int)>((0, 0))
+    let connections = Mutex<(open: Int, peak: Int, accepted: Int)>((0, 0, 0))
 
-    func connectionOpened() { connections.withLock { $0.open += 1; $0.peak = max($0.peak, $0.open) } }
+    func connectionOpened() { connections.withLock { $0.open += 1; $0.accepted += 1; $0.peak = max($0.peak, $0.open) } }
     func connectionClosed() { connections.withLock { $0.open -= 1 } }
 }

@@ -114,6 +114,11 @@ public final class HTTPUpstreamClient: UpstreamClient {
         return try await execute(request, on: client)
     }
 
+    /// The addresses `host` resolves to (cached as the client's own lookups are).
+    public func resolve(_ host: String) async throws -> [String] {
+        try await resolver.resolve(host)
+    }
+
     /// Sends `request` on `client` and wraps the response.
     func execute(_ request: UpstreamRequest, on client: HTTPClient) async throws -> UpstreamResponse {
         var outgoing = HTTPClientRequest(url: request.url)

@@ -10,8 +10,22 @@ func serverCallback(
     return server.handle(wsi: wsi, reason: reason, user: user, input: input, length: length)
 }
 
+/// The lws callback of the upstream protocol's raw connections (`ServiceThreadUpstream`).
+func upstreamCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let server = contextOwner(of: wsi, as: WebSocketServer.self), let upstream = server.configuration.upstream else { return 0 }
+    server.loop.noteEvent()
+    let result = upstream.handle(wsi: wsi, reason: reason, input: input, length: length)
+    server.configuration.jobs?.runJobs()
+    return result
+}
+
 extension WebSocketServer {
     func handle(wsi: OpaquePointer, reason: lws_callback_reasons, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        // The jobs this callback gave the service thread's executor run before lws goes on: a
+        // task a frame started, or one a written frame let go on.
+        defer { configuration.jobs?.runJobs() }
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             loop.noteEvent()

@@ -35,6 +35,11 @@ public struct WebSocketServerConfiguration: Sendable {
     /// How long an early request's lookups may take (`EarlyPosts.deadline`); tests on a loaded
     /// machine give them longer.
     package var earlyDeadline = EarlyPosts.deadline
+    /// Plain-HTTP upstream exchanges made on the service thread (`ServiceThreadUpstream`), given
+    /// the connections of its protocol to serve.
+    public var upstream: ServiceThreadUpstream?
+    /// The executor whose jobs the service thread runs (`ServiceThreadExecutor`).
+    public var jobs: ServiceThreadExecutor?
 
     /// Creates the default configuration.
     public init() {}
@@ -108,7 +113,10 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         bridge.per_session_data_size = MemoryLayout<UInt64>.size
         bridge.rx_buffer_size = 64 * 1024
         bridge.tx_packet_size = configuration.fragmentBytes + Int(bridge_lws_pre())
-        protocols = .table([bridge])
+        var raw = lws_protocols()
+        raw.name = UnsafePointer(ServiceThreadUpstream.protocolName.pointer)
+        raw.callback = upstreamCallback
+        protocols = .table(configuration.upstream == nil ? [bridge] : [bridge, raw])
 
         var info = lws_context_creation_info()
         info.port = Int32(configuration.port)
@@ -128,9 +136,14 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         let bound = vhost.map { Int(lws_get_vhost_listen_port($0)) } ?? configuration.port
         portValue.store(bound, ordering: .relaxed)
         policy = HandshakePolicy(host: configuration.host, port: bound, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
+        let loop = loop
+        configuration.jobs?.attach(wake: { loop.wake() }, isServiceThread: { loop.isServiceThread })
+        configuration.upstream?.attach(loop: loop, context: context, vhost: vhost, jobs: configuration.jobs)
         loop.start(context: context, drain: { [self] in drainPending() }) { [self] in
             for session in sessions.values { session.closed() }
             sessions = [:]
+            configuration.upstream?.detach()
+            configuration.jobs?.runJobs()
         }
         logger.info("listening on http://\(configuration.host):\(bound) (WebSocket /bridge)")
     }
@@ -181,6 +194,8 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
             return (list, shuttingDown)
         }
         for session in due { session.service() }
+        configuration.upstream?.drain()
+        configuration.jobs?.runJobs()
         drainEarlyAnswers()
         if stopping {
             for session in sessions.values { session.close(code: 1001, reason: "the broker is shutting down") }

@@ -203,4 +203,35 @@ static inline int bridge_lws_append_handshake_header(struct lws *wsi, void *in, 
 static inline void bridge_lws_close_reason(struct lws *wsi, int status, const char *reason) {
     lws_close_reason(wsi, (enum lws_close_status)status, (unsigned char *)reason, reason ? strlen(reason) : 0);
 }
+/// Connects a raw TCP client (no protocol of lws's on it) to a numeric address, bound to the
+/// local protocol `protocol`, `opaque` set as the wsi's opaque user data. NULL when it failed at once.
+static inline struct lws *bridge_lws_connect_raw(struct lws_context *context, struct lws_vhost *vhost, const char *address,
+                                                 int port, const char *protocol, void *opaque) {
+    struct lws_client_connect_info info;
+    memset(&info, 0, sizeof(info));
+    info.context = context;
+    info.vhost = vhost;
+    info.address = address;
+    info.host = address;
+    info.port = port;
+    info.path = "/";
+    info.method = "RAW";
+    info.protocol = protocol;
+    info.local_protocol_name = protocol;
+    info.opaque_user_data = opaque;
+    return lws_client_connect_via_info(&info);
+}
+
+/// Closes `wsi` from outside its callback, at the service thread's next turn.
+static inline void bridge_lws_close_async(struct lws *wsi) { lws_set_timeout(wsi, PENDING_TIMEOUT_AWAITING_PROXY_RESPONSE, LWS_TO_KILL_ASYNC); }
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+/// Sends small writes at once (no Nagle delay) on `wsi`'s socket.
+static inline void bridge_lws_nodelay(struct lws *wsi) {
+    int one = 1;
+    setsockopt(lws_get_socket_fd(wsi), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
 #endif

@@ -21,6 +21,8 @@ import Testing
         let harness = try await BrokerHarness.start {
             $0.idlePollMicroseconds = 40
             $0.idlePollNeedsSpareCPU = false
+            // Responses from AsyncHTTPClient's loops: the hand-over from other threads.
+            $0.upstreamOnServiceThread = false
         }
         defer { Task { await harness.stop() } }
         let url = harness.origin.url("/bytes/64?t=1")
@@ -61,6 +63,7 @@ import Testing
         let harness = try await BrokerHarness.start {
             $0.idlePollMicroseconds = BrokerServerConfiguration.maxIdlePollMicroseconds
             $0.idlePollNeedsSpareCPU = false
+            $0.upstreamOnServiceThread = false
         }
         defer { Task { await harness.stop() } }
         let client = try await harness.client()
@@ -80,7 +83,10 @@ import Testing
 
     /// Off (0), nothing rings a doorbell: every wake is lws's pipe, as before the setting.
     @Test func offMeansEveryWakeIsAPipeWrite() async throws {
-        let harness = try await BrokerHarness.start { $0.idlePollMicroseconds = 0 }
+        let harness = try await BrokerHarness.start {
+            $0.idlePollMicroseconds = 0
+            $0.upstreamOnServiceThread = false
+        }
         defer { Task { await harness.stop() } }
         let client = try await harness.client()
         defer { client.close() }

@@ -118,3 +118,11 @@ public struct UpstreamResponseBody: Sendable {
     /// An empty body.
     public static let empty = UpstreamResponseBody { nil }
 }
+
+/// A content-coding decoder (gzip, deflate) fed the encoded bytes as they arrive.
+public protocol BodyDecoder: AnyObject {
+    /// The decoded bytes of `bytes`.
+    func decode(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8]
+    /// What is left at the end; throws when the encoded stream was cut short.
+    func finish() throws -> [UInt8]
+}

@@ -1,0 +1,118 @@
+import BridgeCore
+@testable import BridgeServer
+import BridgeTestOrigin
+import BridgeWebSocket
+import Foundation
+import Testing
+
+/// Plain-HTTP exchanges on the WebSocket service thread (`ServiceThreadUpstream`, the default):
+/// they answer as AsyncHTTPClient's do, reuse their connections, hold a large body's reads while
+/// the client is behind, and fail as a browser does.
+@Suite(.serialized) struct ServiceThreadUpstreamTests {
+    /// The same fetches through both upstream clients: status, reason, header fields (the
+    /// origin's `Date` aside) and body are the same, for a plain body, a gzip one, a redirect's
+    /// 302 left to the page (`redirect: manual`), a status without a body, a POST, and a body
+    /// streamed in chunks.
+    @Test func bothUpstreamClientsAnswerAlike() async throws {
+        func replies(onServiceThread: Bool) async throws -> [JSONValue] {
+            let harness = try await BrokerHarness.start { $0.upstreamOnServiceThread = onServiceThread }
+            defer { Task { await harness.stop() } }
+            let client = try await harness.client()
+            defer { client.close() }
+            let bodies: [JSONValue] = [
+                ["url": .string(harness.origin.url("/bytes/3000")), "responseBody": "base64"],
+                ["url": .string(harness.origin.url("/gzip"))],
+                ["url": .string(harness.origin.url("/redirect/1")), "redirect": "manual"],
+                ["url": .string(harness.origin.url("/status/204"))],
+                ["url": .string(harness.origin.url("/reason?code=299&phrase=Caf%C3%A9&value=%E2%9C%93"))],
+                ["url": .string(harness.origin.url("/echo")), "method": "POST", "body": ["text": "payload"], "headers": ["X-Test": "1"]],
+                ["url": .string(harness.origin.url("/slow?chunks=3&delay=10&size=5")), "cache": "no-store"],
+                ["url": .string(harness.origin.url("/text/10")), "method": "HEAD"],
+            ]
+            var replies: [JSONValue] = []
+            for body in bodies {
+                var reply = try await client.post("fetch", body)
+                if case .object(var fields) = reply {
+                    // What differs from one run to the next: the origin's clock, and the echo of
+                    // the connection's port.
+                    if case .array(let headers) = fields["headers"] ?? .null {
+                        fields["headers"] = .array(headers.filter {
+                            guard case .array(let pair) = $0, case .string(let name) = pair.first ?? .null else { return true }
+                            return name.lowercased() != "date"
+                        })
+                    }
+                    fields["url"] = fields["url"].map { strip(port: harness.origin.port, from: $0) }
+                    fields["body"] = fields["body"].map { normalizedEcho(strip(port: harness.origin.port, from: $0)) }
+                    reply = .object(fields)
+                }
+                replies.append(reply)
+            }
+            return replies
+        }
+        let serviceThread = try await replies(onServiceThread: true)
+        let asyncHTTPClient = try await replies(onServiceThread: false)
+        #expect(serviceThread.count == asyncHTTPClient.count)
+        for (index, (a, b)) in zip(serviceThread, asyncHTTPClient).enumerated() {
+            #expect(a == b, "request \(index): service thread \(a) against AsyncHTTPClient \(b)")
+        }
+    }
+
+    /// The origin's echo of a request with its header fields as a set: the two clients send
+    /// the same fields in another order (the service thread's `Host` first, as browsers do).
+    func normalizedEcho(_ body: JSONValue) -> JSONValue {
+        guard case .string(let text) = body, text.hasPrefix("{"), case .object(var echo)? = try? JSONParser.parse(text),
+            case .array(let headers)? = echo["headers"]
+        else { return body }
+        let pairs = headers.compactMap { field -> String? in
+            guard case .array(let pair) = field, pair.count == 2, case .string(let name) = pair[0], case .string(let value) = pair[1] else { return nil }
+            return name.lowercased() + ": " + value
+        }
+        echo["headers"] = .array(pairs.sorted().map(JSONValue.string))
+        return .object(echo)
+    }
+
+    func strip(port: Int, from body: JSONValue) -> JSONValue {
+        guard case .string(let text) = body else { return body }
+        return .string(text.replacingOccurrences(of: "\(port)", with: "PORT"))
+    }
+
+    @Test func sequentialFetchesReuseOneConnection() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        for request in 0..<20 {
+            let reply = try await client.post("fetch", ["url": .string(harness.origin.url("/bytes/64?r=\(request)")), "cache": "no-store"])
+            #expect(reply["status"] == 200)
+        }
+        #expect(harness.origin.acceptedConnections == 1)
+    }
+
+    /// 8 MiB read while the client takes it: the connection's reads stop past 1 MiB buffered and
+    /// go on as the body is sent; every byte arrives, in order.
+    @Test func aLargeBodyArrivesWhole() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let count = 8 << 20
+        let recorder = PostRecorder()
+        let reply = try await client.post(
+            "fetch", ["url": .string(harness.origin.url("/bytes/\(count)")), "cache": "no-store", "responseBody": "binary"],
+            onEvent: recorder.handler)
+        #expect(reply["status"] == 200)
+        let body = recorder.body
+        #expect(body.count == count)
+        #expect(fnv1a(body) == fnv1a(patternBytes(from: 0, count: count)))
+    }
+
+    @Test func aClosedPortFailsAtOnce() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        let started = ContinuousClock.now
+        await #expect(throws: BridgeError.self) { try await client.post("fetch", ["url": "http://127.0.0.1:1/closed"]) }
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
