@@ -57,7 +57,7 @@ struct BenchCommand: AsyncParsableCommand {
         if wants("fetch") { try await fetch(server: server, origin: origin) }
         if wants("cache") {
             try await cacheHits(server: server, bare: bare, origin: origin)
-            StandardOutput.line(try await CacheBench.run())
+            StandardOutput.line(try await CacheBench.run(service: service))
         }
         bare.stop()
         await server.shutdown()

@@ -11,9 +11,9 @@ import Foundation
 /// Every figure of one table is measured side by side in the same run.
 struct CacheBench {
     /// Runs every benchmark and returns the figures as Markdown tables.
-    static func run(iterations: Int = 300, coldStartEntries: Int = 100_000) async throws -> String {
+    static func run(iterations: Int = 300, coldStartEntries: Int = 100_000, service: ServiceOptions? = nil) async throws -> String {
         var report = "## HTTP cache\n\n"
-        report += try await fetches(iterations: iterations)
+        report += try await fetches(iterations: iterations, service: service)
         report += try await coldStart(entries: coldStartEntries)
         report += try await eviction(count: 2000)
         report += try await inlineVersusFile()
@@ -27,10 +27,10 @@ struct CacheBench {
     }
 
     /// Median latency and requests per second of a hit and of a `no-store` fetch (origin every time).
-    static func fetches(iterations: Int) async throws -> String {
+    static func fetches(iterations: Int, service: ServiceOptions? = nil) async throws -> String {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try startBenchServer(cacheDirectory: directory)
+        let server = try startBenchServer(cacheDirectory: directory, service: service)
         let origin = try await LocalOrigin.start()
         let client = try await BridgeClient.connect(url: server.bridgeURL)
         defer { client.close() }

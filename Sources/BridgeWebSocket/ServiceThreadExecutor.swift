@@ -1,35 +1,35 @@
 import BridgeCore
-import Synchronization
 import Foundation
-import CLibWebSockets
+import Synchronization
 
-/// Runs Swift tasks on libwebsockets' service thread, between its turns: a post that arrives on
-/// that thread, the upstream exchange it makes through `ServiceThreadUpstream` and the frames it
-/// sends back then never cross to another thread.
+/// Runs Swift tasks on libwebsockets' service thread: a post that arrives on that thread, the
+/// upstream exchange it makes through `ServiceThreadUpstream` and the frames it sends back then
+/// never cross to another thread.
 ///
-/// Jobs queue under a mutex; the first of a batch wakes the loop (a doorbell while it polls, the
-/// pipe otherwise), which runs them in its drain. A job queued by a job runs in the same drain.
+/// A job queued on the service thread itself (a task a received frame started, one a response's
+/// bytes resumed) waits in a list of that thread's own and runs when the lws callback that queued
+/// it returns (`WebSocketServer.handle` and the upstream callback end with `runJobs()`): no lock,
+/// no wake. A job queued by another thread (a cache read finished on its queue, a timer) goes
+/// under a mutex, and the first of a batch wakes the loop (a doorbell while it polls, the pipe
+/// otherwise), whose drain runs it. Jobs queued by jobs run in the same `runJobs()`.
 public final class ServiceThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let jobs = Mutex<[UnownedJob]>([])
     // Set once by the server that runs the jobs, before any post arrives.
     private let wakeLoop = Mutex<(@Sendable () -> Void)?>(nil)
+    /// pthread_self() of the service thread, 0 until its first `runJobs()`.
+    private let serviceThread = Atomic<UInt>(0)
+    // Service thread only: the jobs it queued itself.
+    private var local: [UnownedJob] = []
 
     public init() {}
 
-    func attach(wake: @escaping @Sendable () -> Void, isServiceThread: @escaping @Sendable () -> Bool) {
+    func attach(wake: @escaping @Sendable () -> Void) {
         wakeLoop.locked { $0 = wake }
-        onServiceThread.locked { $0 = isServiceThread }
     }
-    private let onServiceThread = Mutex<(@Sendable () -> Bool)?>(nil)
-    /// pthread_self() of the service thread, 0 until it ran a job.
-    private let serviceThread = Atomic<UInt>(0)
-    // Service thread only: jobs it queued itself.
-    private var local: [UnownedJob] = []
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let isService = serviceThread.load(ordering: .relaxed) == UInt(pthread_self())
-        if isService {
+        if serviceThread.load(ordering: .relaxed) == UInt(pthread_self()) {
             local.append(job)
             return
         }
@@ -61,7 +61,4 @@ public final class ServiceThreadExecutor: TaskExecutor, @unchecked Sendable {
             for job in due { job.runSynchronously(on: executor) }
         }
     }
-
-    /// Whether jobs wait to run.
-    var hasJobs: Bool { jobs.locked { !$0.isEmpty } }
 }

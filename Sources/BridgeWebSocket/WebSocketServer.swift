@@ -137,7 +137,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         portValue.store(bound, ordering: .relaxed)
         policy = HandshakePolicy(host: configuration.host, port: bound, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
         let loop = loop
-        configuration.jobs?.attach(wake: { loop.wake() }, isServiceThread: { loop.isServiceThread })
+        configuration.jobs?.attach { loop.wake() }
         configuration.upstream?.attach(loop: loop, context: context, vhost: vhost, jobs: configuration.jobs)
         loop.start(context: context, drain: { [self] in drainPending() }) { [self] in
             for session in sessions.values { session.closed() }
