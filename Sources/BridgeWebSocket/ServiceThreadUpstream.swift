@@ -259,6 +259,8 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
         connection.exchange?.connection = nil
         connection.exchange = nil
         connection.reused = true
+        // The last bytes may have filled the body's buffer: the next exchange reads from the start.
+        resumeReading(connection)
         lws_set_timer_usecs(wsi, -1)
         if let next = nextWaiting(for: connection.key) { return assign(next, to: connection) }
         idle[connection.key, default: []].append(connection)
@@ -325,9 +327,6 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
                     return -1
                 }
                 release(connection, wsi: wsi)
-            } else if exchange.shouldPause {
-                lws_rx_flow_control(wsi, 0)
-                connection.paused = true
             }
         case LWS_CALLBACK_TIMER:
             // The exchange's deadline, or an idle connection's time out.
@@ -375,6 +374,13 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
             }
         }
         connectionGone(connection)
+    }
+
+    /// Service thread: more of `connection`'s body waits for the reader than it may; it reads no more.
+    func pauseReading(_ connection: RawConnection) {
+        guard !connection.paused, let wsi = connection.wsi else { return }
+        connection.paused = true
+        lws_rx_flow_control(wsi, 0)
     }
 
     /// Service thread: the reader took enough for `connection` to read again.
@@ -432,19 +438,18 @@ final class UpstreamExchange: @unchecked Sendable {
     var resends = 0
     var decoder: (any BodyDecoder)?
 
-    /// Body bytes buffered beyond this stop the connection's reads until the reader catches up.
+    /// Body bytes buffered beyond this stop the connection's reads until the reader has taken
+    /// them down to `resumeBytes`.
     static let pauseBytes = 1 << 20
     static let resumeBytes = 256 * 1024
+
+    /// The body on its way to the reader; set once in `init`.
+    private(set) var body: ChunkChannel!
 
     private struct Shared {
         var headWaiter: CheckedContinuation<UpstreamResponse, any Error>?
         var headDone = false
-        var chunks: [[UInt8]] = []
-        var first = 0
-        var buffered = 0
-        var ended = false
         var failure: (any Error)?
-        var bodyWaiter: CheckedContinuation<Void, Never>?
         var finished = false
     }
 
@@ -462,6 +467,9 @@ final class UpstreamExchange: @unchecked Sendable {
         self.deadline = deadline
         self.url = url
         parser = HTTP1ResponseParser(method: method)
+        body = ChunkChannel(highWater: Self.pauseBytes, lowWater: Self.resumeBytes) { [weak self] over in
+            self?.pressure(over: over)
+        }
     }
 
     var isFinished: Bool { shared.locked { $0.finished } }
@@ -501,30 +509,29 @@ final class UpstreamExchange: @unchecked Sendable {
         waiter?.resume(returning: response)
     }
 
-    /// Service thread: body bytes arrived.
+    /// Service thread: body bytes arrived (decoded here when the response has a content coding).
     func bodyArrived(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
-        let chunk: [UInt8]
         if let decoder {
-            do { chunk = try decoder.decode(bytes) } catch {
+            do {
+                let decoded = try decoder.decode(bytes)
+                if !decoded.isEmpty { body.append(decoded) }
+            } catch {
                 fail(BridgeError(.network, "\(url): the body cannot be decoded: \(error)"))
-                return
             }
-            if chunk.isEmpty { return }
         } else {
-            chunk = Array(bytes)
+            body.append(Array(bytes))
         }
-        let waiter = shared.locked { state -> CheckedContinuation<Void, Never>? in
-            guard !state.finished else { return nil }
-            state.chunks.append(chunk)
-            state.buffered += chunk.count
-            defer { state.bodyWaiter = nil }
-            return state.bodyWaiter
-        }
-        waiter?.resume()
     }
 
-    var shouldPause: Bool { shared.locked { $0.buffered > Self.pauseBytes } }
+    /// The body's buffer went over `pauseBytes` (service thread, as bytes arrive) or back under
+    /// `resumeBytes` (the reader's thread): the connection's reads stop or go on.
+    private func pressure(over: Bool) {
+        owner.perform { [self] in
+            guard let connection else { return }
+            if over { owner.pauseReading(connection) } else { owner.resumeReading(connection) }
+        }
+    }
 
     /// Service thread: the message ended.
     func end() {
@@ -532,25 +539,22 @@ final class UpstreamExchange: @unchecked Sendable {
             self.decoder = nil
             do {
                 let rest = try decoder.finish()
-                if !rest.isEmpty { rest.withUnsafeBytes { bodyArrived($0) } }
+                if !rest.isEmpty { body.append(rest) }
             } catch {
                 return fail(BridgeError(.network, "\(url): the body cannot be decoded: \(error)"))
             }
         }
-        let waiter = shared.locked { state -> CheckedContinuation<Void, Never>? in
-            guard !state.finished else { return nil }
-            state.ended = true
-            state.finished = true
-            defer { state.bodyWaiter = nil }
-            return state.bodyWaiter
+        let first = shared.locked { state -> Bool in
+            defer { state.finished = true }
+            return !state.finished
         }
-        waiter?.resume()
+        if first { body.append([], isEnd: true) }
     }
 
     /// Ends the exchange with `error` (any thread): the head's waiter throws it, or the body's reader.
     func fail(_ error: any Error) {
-        let (head, body) = shared.locked { state -> (CheckedContinuation<UpstreamResponse, any Error>?, CheckedContinuation<Void, Never>?) in
-            guard !state.finished else { return (nil, nil) }
+        let (open, head) = shared.locked { state -> (Bool, CheckedContinuation<UpstreamResponse, any Error>?) in
+            guard !state.finished else { return (false, nil) }
             state.finished = true
             state.failure = error
             var head: CheckedContinuation<UpstreamResponse, any Error>?
@@ -559,11 +563,11 @@ final class UpstreamExchange: @unchecked Sendable {
                 head = waiter
                 state.headWaiter = nil
             }
-            defer { state.bodyWaiter = nil }
-            return (head, state.bodyWaiter)
+            return (true, head)
         }
+        guard open else { return }
         head?.resume(throwing: error)
-        body?.resume()
+        body.fail(error)
     }
 
     /// The task was cancelled or the body dropped (any thread): the exchange ends and its
@@ -579,55 +583,9 @@ final class UpstreamExchange: @unchecked Sendable {
         }
     }
 
-    /// The next chunk, at most `limit` bytes; nil at the end.
+    /// The next chunk of the body, at most `limit` bytes; nil at the end.
     func take(limit: Int) async throws -> [UInt8]? {
-        while true {
-            enum Step { case chunk([UInt8], resume: Bool), end, failed(any Error), wait }
-            let step = shared.locked { state -> Step in
-                if state.first < state.chunks.count {
-                    var chunk = state.chunks[state.first]
-                    if chunk.count > limit {
-                        state.chunks[state.first] = Array(chunk[limit...])
-                        chunk = Array(chunk[..<limit])
-                    } else {
-                        state.first += 1
-                        if state.first == state.chunks.count {
-                            state.chunks.removeAll(keepingCapacity: true)
-                            state.first = 0
-                        }
-                    }
-                    let before = state.buffered
-                    state.buffered -= chunk.count
-                    return .chunk(chunk, resume: before > Self.resumeBytes && state.buffered <= Self.resumeBytes)
-                }
-                if let failure = state.failure { return .failed(failure) }
-                if state.ended { return .end }
-                return .wait
-            }
-            switch step {
-            case .chunk(let chunk, let resume):
-                if resume {
-                    owner.perform { [self] in if let connection { owner.resumeReading(connection) } }
-                }
-                return chunk
-            case .end: return nil
-            case .failed(let error): throw error
-            case .wait:
-                try Task.checkCancellation()
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let ready = shared.locked { state -> Bool in
-                            if state.first < state.chunks.count || state.finished { return true }
-                            state.bodyWaiter = continuation
-                            return false
-                        }
-                        if ready { continuation.resume() }
-                    }
-                } onCancel: {
-                    self.cancel()
-                }
-            }
-        }
+        try await body.next(limit: limit) { [self] in cancel() }
     }
 }
 
