@@ -77,21 +77,21 @@ public final class BrokerServer: Sendable {
         let cookies = CookieJar(persistence: persistence, logger: logger, thirdPartyCookies: configuration.thirdPartyCookies)
         self.cookies = cookies
         let fetch = FetchHandler(upstream: metered, rules: rules, cache: cache, cookies: cookies)
-        broker.register("fetch", fetch)
+        broker.register("fetch", fetch, nonBlocking: true)
         let pagesPersistence = Self.opened("the record of preloaded pages", "it is kept in memory only", logger) {
             try SQLitePreloadedPages(directory: configuration.cacheDirectory)
         }
         let pages = PreloadedPages(persistence: pagesPersistence) { [logger] message in logger.error("\(message)") }
-        broker.register("preload", PreloadHandler(fetch: fetch, pages: pages))
-        broker.register("page.preloaded", PagePreloadedHandler(pages: pages))
-        broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress))
-        broker.register("cache.stats", CacheStatsHandler(cache: cache))
-        broker.register("cache.clear", CacheClearHandler(cache: cache, pages: pages))
-        broker.register("page.identity", PageIdentityHandler())
-        broker.register("page.cookie", PageCookieHandler(jar: cookies))
-        broker.register("cookies.get", CookiesGetHandler(jar: cookies))
-        broker.register("cookies.set", CookiesSetHandler(jar: cookies))
-        broker.register("cookies.clear", CookiesClearHandler(jar: cookies))
+        broker.register("preload", PreloadHandler(fetch: fetch, pages: pages), nonBlocking: true)
+        broker.register("page.preloaded", PagePreloadedHandler(pages: pages), nonBlocking: true)
+        broker.register("progress.subscribe", ProgressSubscribeHandler(hub: broker.progress), nonBlocking: true)
+        broker.register("cache.stats", CacheStatsHandler(cache: cache), nonBlocking: true)
+        broker.register("cache.clear", CacheClearHandler(cache: cache, pages: pages), nonBlocking: true)
+        broker.register("page.identity", PageIdentityHandler(), nonBlocking: true)
+        broker.register("page.cookie", PageCookieHandler(jar: cookies), nonBlocking: true)
+        broker.register("cookies.get", CookiesGetHandler(jar: cookies), nonBlocking: true)
+        broker.register("cookies.set", CookiesSetHandler(jar: cookies), nonBlocking: true)
+        broker.register("cookies.clear", CookiesClearHandler(jar: cookies), nonBlocking: true)
         var socket = WebSocketServerConfiguration()
         socket.host = configuration.host
         socket.port = configuration.port

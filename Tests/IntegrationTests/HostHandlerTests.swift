@@ -34,6 +34,35 @@ import Testing
     }
 }
 
+/// A host's handler that holds its thread (sleeps, reads a file, computes) does not hold the
+/// broker's traffic: unless registered `nonBlocking`, its posts run on the global executor, not on
+/// the WebSocket service thread where the broker's own posts run.
+@Suite struct BlockingHostHandlerTests {
+    @Test func aBlockingHostHandlerLeavesOtherPostsFlowing() async throws {
+        let harness = try await BrokerHarness.start()
+        defer { Task { await harness.stop() } }
+        let started = Flag()
+        harness.server.broker.register("block") { _ in
+            started.set()
+            usleep(1_500_000)  // Holds the thread, as blocking work does.
+            return "done"
+        }
+        let blocker = try await harness.client()
+        defer { blocker.close() }
+        let other = try await harness.client()
+        defer { other.close() }
+        let blocked = Task { try await blocker.post("block") }
+        try await waitFor { started.isSet }
+        let begun = ContinuousClock.now
+        #expect(try await other.post("echo", ["n": 1]) == ["n": 1])
+        let reply = try await other.post("fetch", ["url": .string(harness.origin.url("/bytes/16")), "cache": "no-store"])
+        #expect(reply["status"] == 200)
+        // Well under the handler's 1.5 s of sleep.
+        #expect(ContinuousClock.now - begun < .seconds(1), "the other client's posts waited \(ContinuousClock.now - begun)")
+        #expect(try await blocked.value == "done")
+    }
+}
+
 final class Flag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false

@@ -26,17 +26,21 @@ public final class Broker: Sendable {
         /// (an existential cast looks the conformance up: 0.4% of a 1 KiB fetch's samples).
         let inline: (any InlineBridgeHandler)?
         let immediate: (any ImmediateBridgeHandler)?
+        /// Whether its posts may run on the connections' executors (`register(_:_:nonBlocking:)`).
+        let nonBlocking: Bool
 
-        init(handler: any BridgeHandler, meter: (any PostMeter)?) {
+        init(handler: any BridgeHandler, meter: (any PostMeter)?, nonBlocking: Bool) {
             self.handler = handler
             self.meter = meter
+            self.nonBlocking = nonBlocking
             inline = handler as? any InlineBridgeHandler
             immediate = handler as? any ImmediateBridgeHandler
         }
     }
 
     /// Where the posts' tasks run: each connection takes the next of these in turn and runs
-    /// all its posts there; empty, they run on the global executor.
+    /// there the posts of its handlers registered `nonBlocking`; empty, or for other handlers,
+    /// they run on the global executor.
     let taskExecutors: [any TaskExecutor]
 
     /// Creates a broker with the `echo` handler registered, reporting to `metrics` if given.
@@ -53,12 +57,17 @@ public final class Broker: Sendable {
         self.logger = logger
         self.metrics = metrics
         self.progress = ProgressHub(metrics: metrics)
-        register("echo", EchoHandler())
+        register("echo", EchoHandler(), nonBlocking: true)
     }
 
     /// Registers `handler` under `name`, replacing any handler of that name.
-    public func register(_ name: String, _ handler: any BridgeHandler) {
-        let registered = Registered(handler: handler, meter: metrics?.postMeter(handler: name))
+    ///
+    /// `nonBlocking`: the handler never holds its thread (it waits only by awaiting), so its posts
+    /// may run on the connections' executors (`taskExecutors`: in the broker server, the WebSocket
+    /// service thread, where one post that blocked would hold every connection's traffic). The
+    /// broker's own handlers are; a host's handlers run on the global executor unless they say so.
+    public func register(_ name: String, _ handler: any BridgeHandler, nonBlocking: Bool = false) {
+        let registered = Registered(handler: handler, meter: metrics?.postMeter(handler: name), nonBlocking: nonBlocking)
         handlers.locked { $0[name] = registered }
     }
 

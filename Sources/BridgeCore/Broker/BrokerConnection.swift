@@ -193,7 +193,7 @@ public final class BrokerConnection: Sendable {
             if let immediate = registered.immediate, let reply = immediate.handleImmediately(call) {
                 return finish(entry, with: reply)
             }
-            let task = Task(executorPreference: executor) { await self.run(handler, call: call, entry: entry) }
+            let task = Task(executorPreference: registered.nonBlocking ? executor : nil) { await self.run(handler, call: call, entry: entry) }
             let cancelledEarly = state.locked { _ in
                 entry.task = task
                 return entry.isCancelled || entry.deadlinePassed
