@@ -119,7 +119,11 @@ final class PendingCommits: Sendable {
         state.locked { state in
             state.next += 1
             let id = state.next
-            state.tasks[key, default: [:]][id] = Task {
+            // On the global executor, not the post's: the broker server runs posts on the
+            // WebSocket service thread, where the end of a commit would wait behind the frames
+            // that arrived meanwhile, and a hit asked for right after the reply would find it
+            // still pending (and go the slow way instead of being answered at once).
+            state.tasks[key, default: [:]][id] = Task(executorPreference: globalConcurrentExecutor) {
                 await commit()
                 self.state.locked { state in
                     state.tasks[key]?[id] = nil
