@@ -29,7 +29,6 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
         let loop: ServiceLoop
         let context: OpaquePointer
         let vhost: OpaquePointer?
-        let jobs: ServiceThreadExecutor?
     }
 
     // Service-thread state.
@@ -52,8 +51,8 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
         self.decoder = decoder
     }
 
-    func attach(loop: ServiceLoop, context: OpaquePointer, vhost: OpaquePointer?, jobs: ServiceThreadExecutor?) {
-        attached.locked { $0 = Attachment(loop: loop, context: context, vhost: vhost, jobs: jobs) }
+    func attach(loop: ServiceLoop, context: OpaquePointer, vhost: OpaquePointer?) {
+        attached.locked { $0 = Attachment(loop: loop, context: context, vhost: vhost) }
     }
 
     /// Service thread, as the loop stops: every exchange fails, no connection is made again.
@@ -300,7 +299,12 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
         case LWS_CALLBACK_RAW_CONNECTED:
             connection.wsi = wsi
             bridge_lws_nodelay(wsi)
-            guard let exchange = connection.exchange else { return connection.abandoned ? -1 : 0 }
+            guard let exchange = connection.exchange else {
+                // Its exchange ended while it connected: closed when given up on, else pooled.
+                if connection.abandoned { return -1 }
+                release(connection, wsi: wsi)
+                return 0
+            }
             exchange.parser = HTTP1ResponseParser(method: exchange.method)
             armTimer(wsi, exchange)
             write(exchange, on: wsi)

@@ -138,7 +138,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         policy = HandshakePolicy(host: configuration.host, port: bound, allowedOrigins: configuration.allowedOrigins, token: configuration.token, diagnosticEcho: configuration.diagnosticEcho)
         let loop = loop
         configuration.jobs?.attach { loop.wake() }
-        configuration.upstream?.attach(loop: loop, context: context, vhost: vhost, jobs: configuration.jobs)
+        configuration.upstream?.attach(loop: loop, context: context, vhost: vhost)
         loop.start(context: context, drain: { [self] in drainPending() }) { [self] in
             for session in sessions.values { session.closed() }
             sessions = [:]
