@@ -41,10 +41,7 @@ public final class ServiceThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Service thread: runs the queued jobs, and those they queue, until none is left.
-    /// Returns whether any ran.
-    @discardableResult
-    func runJobs() -> Bool {
-        var ran = false
+    func runJobs() {
         if serviceThread.load(ordering: .relaxed) == 0 { serviceThread.store(UInt(pthread_self()), ordering: .relaxed) }
         while true {
             var due = jobs.locked { jobs -> [UnownedJob] in
@@ -55,8 +52,7 @@ public final class ServiceThreadExecutor: TaskExecutor, @unchecked Sendable {
                 due += local
                 local.removeAll(keepingCapacity: true)
             }
-            if due.isEmpty { return ran }
-            ran = true
+            if due.isEmpty { return }
             let executor = asUnownedTaskExecutor()
             for job in due { job.runSynchronously(on: executor) }
         }
