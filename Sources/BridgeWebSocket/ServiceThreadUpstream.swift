@@ -455,6 +455,10 @@ final class UpstreamExchange: @unchecked Sendable {
         var headDone = false
         var failure: (any Error)?
         var finished = false
+        /// The frames the reader takes (`BodyReader.nextFrame`), known from its first call:
+        /// bytes arriving after it land straight in such frames, one copy from the socket's
+        /// buffer to the frame that goes out.
+        var frameShape: (headroom: Int, limit: Int)?
     }
 
     private let shared = Mutex(Shared())
@@ -519,12 +523,28 @@ final class UpstreamExchange: @unchecked Sendable {
         if let decoder {
             do {
                 let decoded = try decoder.decode(bytes)
-                if !decoded.isEmpty { body.append(decoded) }
+                if !decoded.isEmpty { body.append(.bytes(decoded)) }
             } catch {
                 fail(BridgeError(.network, "\(url): the body cannot be decoded: \(error)"))
             }
+        } else if let shape = shared.locked({ $0.frameShape }) {
+            var offset = 0
+            while offset < bytes.count {
+                let size = min(shape.limit, bytes.count - offset)
+                let frame = FrameBuffer(headroom: shape.headroom, capacity: size)
+                frame.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + size)]))
+                body.append(.frame(frame))
+                offset += size
+            }
         } else {
-            body.append(Array(bytes))
+            body.append(.bytes(Array(bytes)))
+        }
+    }
+
+    /// The reader takes frames with `headroom` and at most `limit` bytes from now on.
+    func takesFrames(headroom: Int, limit: Int) {
+        shared.locked { state in
+            if state.frameShape == nil { state.frameShape = (headroom, limit) }
         }
     }
 
@@ -543,7 +563,7 @@ final class UpstreamExchange: @unchecked Sendable {
             self.decoder = nil
             do {
                 let rest = try decoder.finish()
-                if !rest.isEmpty { body.append(rest) }
+                if !rest.isEmpty { body.append(.bytes(rest)) }
             } catch {
                 return fail(BridgeError(.network, "\(url): the body cannot be decoded: \(error)"))
             }
@@ -552,7 +572,7 @@ final class UpstreamExchange: @unchecked Sendable {
             defer { state.finished = true }
             return !state.finished
         }
-        if first { body.append([], isEnd: true) }
+        if first { body.append(.bytes([]), isEnd: true) }
     }
 
     /// Ends the exchange with `error` (any thread): the head's waiter throws it, or the body's reader.
@@ -588,7 +608,7 @@ final class UpstreamExchange: @unchecked Sendable {
     }
 
     /// The next chunk of the body, at most `limit` bytes; nil at the end.
-    func take(limit: Int) async throws -> [UInt8]? {
+    func take(limit: Int) async throws -> BodyChunk? {
         try await body.next(limit: limit) { [self] in cancel() }
     }
 }
@@ -604,13 +624,21 @@ final class BodyReader: @unchecked Sendable {
     }
 
     func next() async throws -> [UInt8]? {
-        try await exchange.take(limit: Int.max)
+        try await exchange.take(limit: Int.max)?.bytes
     }
 
     func nextFrame(headroom: Int, limit: Int) async throws -> FrameBuffer? {
-        guard let chunk = try await exchange.take(limit: max(1, limit)) else { return nil }
-        let frame = FrameBuffer(headroom: headroom, capacity: chunk.count)
-        frame.append(contentsOf: chunk)
-        return frame
+        let limit = max(1, limit)
+        exchange.takesFrames(headroom: headroom, limit: limit)
+        switch try await exchange.take(limit: limit) {
+        case nil:
+            return nil
+        case .frame(let frame) where frame.headroom == headroom:
+            return frame
+        case .frame(let frame):
+            return frame.withUnsafeBytes { FrameBuffer(headroom: headroom, copying: $0) }
+        case .bytes(let bytes):
+            return FrameBuffer(headroom: headroom, copying: bytes)
+        }
     }
 }

@@ -15,7 +15,7 @@ final class RequestBodyChannel: Sendable {
     }
 
     func append(_ bytes: [UInt8], isEnd: Bool) {
-        channel.append(bytes, isEnd: isEnd)
+        channel.append(.bytes(bytes), isEnd: isEnd)
     }
 
     func fail(_ error: BridgeError) {
@@ -29,7 +29,7 @@ final class RequestBodyChannel: Sendable {
 
     /// The next chunk, or nil at the end of the body.
     func next() async throws -> [UInt8]? {
-        try await channel.next { [self] in fail(BridgeError(.cancelled, "the post was cancelled")) }
+        try await channel.next { [self] in fail(BridgeError(.cancelled, "the post was cancelled")) }?.bytes
     }
 }
 

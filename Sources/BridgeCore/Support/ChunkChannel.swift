@@ -1,6 +1,40 @@
 import Synchronization
 
-/// Byte chunks handed from a producer to one reader, buffered between them.
+/// What a `ChunkChannel` carries: bytes, or a frame already holding them (a response body read
+/// on the WebSocket service thread lands straight in the frames the reader sends).
+public enum BodyChunk: Sendable {
+    case bytes([UInt8])
+    case frame(FrameBuffer)
+
+    /// Bytes in the chunk.
+    public var count: Int {
+        switch self {
+        case .bytes(let bytes): return bytes.count
+        case .frame(let frame): return frame.count
+        }
+    }
+
+    /// The bytes, copied out of a frame.
+    public var bytes: [UInt8] {
+        switch self {
+        case .bytes(let bytes): return bytes
+        case .frame(let frame): return frame.bytes
+        }
+    }
+
+    /// The first `count` bytes, and the rest (as bytes: a producer makes frames no larger than
+    /// the reader takes, so only bytes are cut in practice).
+    func split(at count: Int) -> (head: BodyChunk, rest: BodyChunk) {
+        switch self {
+        case .bytes(let bytes):
+            return (.bytes(Array(bytes[..<count])), .bytes(Array(bytes[count...])))
+        case .frame(let frame):
+            return frame.withUnsafeBytes { (.bytes(Array($0[..<count])), .bytes(Array($0[count...]))) }
+        }
+    }
+}
+
+/// Chunks handed from a producer to one reader, buffered between them.
 ///
 /// Past `highWater` bytes buffered, `onPressure(true)` asks the producer to stop; once the reader
 /// has taken the buffer down to `lowWater`, `onPressure(false)` lets it go on. A post's request
@@ -12,8 +46,10 @@ public final class ChunkChannel: Sendable {
     private let onPressure: @Sendable (_ over: Bool) -> Void
     private let state = Mutex(State())
 
+    private enum Step { case chunk(BodyChunk, resume: Bool), end, failed(any Error), wait }
+
     struct State {
-        var chunks: [[UInt8]] = []
+        var chunks: [BodyChunk?] = []
         var head = 0
         var buffered = 0
         var ended = false
@@ -29,10 +65,10 @@ public final class ChunkChannel: Sendable {
     }
 
     /// Adds `bytes`, and the end when `isEnd`; nothing once the channel ended or failed.
-    public func append(_ bytes: [UInt8], isEnd: Bool = false) {
+    public func append(_ bytes: BodyChunk, isEnd: Bool = false) {
         let (waiter, pause): (CheckedContinuation<Void, Never>?, Bool) = state.locked { state in
             guard !state.ended, state.failure == nil else { return (nil, false) }
-            if !bytes.isEmpty {
+            if bytes.count > 0 {
                 state.chunks.append(bytes)
                 state.buffered += bytes.count
             }
@@ -76,17 +112,16 @@ public final class ChunkChannel: Sendable {
 
     /// The next chunk, at most `limit` bytes of it, or nil at the end; throws the failure.
     /// `onCancel` runs when the reading task is cancelled while it waits.
-    public func next(limit: Int = .max, onCancel: @escaping @Sendable () -> Void) async throws -> [UInt8]? {
+    public func next(limit: Int = .max, onCancel: @escaping @Sendable () -> Void) async throws -> BodyChunk? {
         while true {
-            enum Step { case chunk([UInt8], resume: Bool), end, failed(any Error), wait }
             let step: Step = state.locked { state in
-                if state.head < state.chunks.count {
-                    var chunk = state.chunks[state.head]
+                if state.head < state.chunks.count, var chunk = state.chunks[state.head] {
                     if chunk.count > limit {
-                        state.chunks[state.head] = Array(chunk[limit...])
-                        chunk = Array(chunk[..<limit])
+                        let (head, rest) = chunk.split(at: limit)
+                        state.chunks[state.head] = rest
+                        chunk = head
                     } else {
-                        state.chunks[state.head] = []
+                        state.chunks[state.head] = nil
                         state.head += 1
                         if state.head > 64, state.head * 2 > state.chunks.count {
                             state.chunks.removeFirst(state.head)
