@@ -124,6 +124,22 @@ public func patternBytes(from offset: Int, count: Int) -> [UInt8] {
     return result
 }
 
+/// The `/bytes/N` body from its start as a buffer built once per size and shared (a
+/// `ByteBuffer` is copied only when written to): the benchmarks' origin runs on the machine it
+/// measures, so building a 1 MiB body twice per request (the pattern, then the buffer) took CPU
+/// from both sides of a comparison, more from the side with more threads to run.
+func patternBuffer(count: Int) -> ByteBuffer {
+    if let buffer = patternBuffers.withLock({ $0[count] }) { return buffer }
+    let buffer = ByteBuffer(bytes: patternBytes(from: 0, count: count))
+    patternBuffers.withLock { buffers in
+        if buffers.count >= 16 { buffers.removeAll() }
+        buffers[count] = buffer
+    }
+    return buffer
+}
+
+private let patternBuffers = Mutex<[Int: ByteBuffer]>([:])
+
 let patternPeriod = 65_521
 let patternTable: [UInt8] = (0..<patternPeriod).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
 

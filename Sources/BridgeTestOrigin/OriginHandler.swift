@@ -56,7 +56,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             if count > 1 << 20 {
                 streamPattern(context, count: count, head: request.head)
             } else {
-                send(context, status: .ok, type: "application/octet-stream", body: patternBytes(from: 0, count: count), head: request.head)
+                send(context, status: .ok, type: "application/octet-stream", buffer: patternBuffer(count: count), head: request.head)
             }
         case "text":
             let count = Int(parts.dropFirst().first ?? "") ?? 0
@@ -128,11 +128,15 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func send(_ context: ChannelHandlerContext, status: HTTPResponseStatus, type: String, body: [UInt8], head: HTTPRequestHead, extra: [(String, String)] = []) {
-        var headers = HTTPHeaders([("Content-Type", type), ("Content-Length", String(body.count))])
+        send(context, status: status, type: type, buffer: ByteBuffer(bytes: body), head: head, extra: extra)
+    }
+
+    func send(_ context: ChannelHandlerContext, status: HTTPResponseStatus, type: String, buffer: ByteBuffer, head: HTTPRequestHead, extra: [(String, String)] = []) {
+        var headers = HTTPHeaders([("Content-Type", type), ("Content-Length", String(buffer.readableBytes))])
         for (name, value) in extra { headers.add(name: name, value: value) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-        if head.method != .HEAD, !body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        if head.method != .HEAD, buffer.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
