@@ -116,3 +116,45 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 }
+
+/// Responses no HTTP library would send, from a raw origin, through both upstream clients: each
+/// post fails with a `network` error naming the URL, nothing is stored, and the broker goes on
+/// serving.
+@Suite(.serialized) struct MalformedUpstreamResponseTests {
+    static let responses: [(name: String, bytes: [UInt8])] = [
+        ("not HTTP", Array("hello there\r\n\r\n".utf8)),
+        ("a status that is not a number", Array("HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok".utf8)),
+        ("a header line without a colon", Array("HTTP/1.1 200 OK\r\nContent-Length 2\r\n\r\nok".utf8)),
+        ("a chunk size that is not hex", Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n".utf8)),
+        ("two different Content-Lengths", Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!".utf8)),
+        ("a body shorter than its Content-Length", Array("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort".utf8)),
+        ("a head of 2 MiB", Array("HTTP/1.1 200 OK\r\nX-Long: ".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 2 << 20)),
+        ("no bytes at all", []),
+    ]
+
+    @Test(arguments: [true, false]) func eachFailsAsANetworkErrorAndTheBrokerGoesOn(onServiceThread: Bool) async throws {
+        let harness = try await BrokerHarness.start { $0.upstreamOnServiceThread = onServiceThread }
+        defer { Task { await harness.stop() } }
+        let client = try await harness.client()
+        defer { client.close() }
+        for (name, bytes) in Self.responses {
+            let origin = try await RawOrigin.start(response: bytes)
+            let url = origin.url("/broken")
+            for responseBody in ["base64", "binary"] {
+                do {
+                    let reply = try await client.post("fetch", ["url": .string(url), "responseBody": .string(responseBody), "timeout": 10_000])
+                    Issue.record("\(name) (\(responseBody), service thread \(onServiceThread)): answered \(reply)")
+                } catch let error as BridgeError {
+                    #expect(error.code == .network, "\(name) (\(responseBody), service thread \(onServiceThread)): \(error)")
+                }
+            }
+            // Nothing was stored: a cache-only fetch of it misses.
+            await #expect(throws: BridgeError.self) {
+                try await client.post("fetch", ["url": .string(url), "cache": "only-if-cached"])
+            }
+            await origin.stop()
+        }
+        let reply = try await client.post("fetch", ["url": .string(harness.origin.url("/json"))])
+        #expect(reply["status"] == 200)
+    }
+}
