@@ -79,20 +79,21 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
             }
             address = allowed
         }
-        var bytes: [UInt8]
+        var body: [UInt8]
         switch request.body {
-        case .none: bytes = []
-        case .bytes(let body): bytes = body
+        case .none: body = []
+        case .bytes(let bytes): body = bytes
         case .stream(let length, let next):
             // A body held in memory (it can be made again) of a known, bounded length is
             // gathered and sent with the head; one the client streams goes to `fallback`.
             guard request.bodyAgain != nil, let length, length <= Self.maxGatheredBody else { return try await fallback.send(request) }
-            bytes = []
-            bytes.reserveCapacity(length)
-            while let chunk = try await next() { bytes += chunk }
+            body = []
+            body.reserveCapacity(length)
+            while let chunk = try await next() { body += chunk }
         }
-        guard let head = requestHead(request, target: target, bodyLength: bytes.count) else { return try await fallback.send(request) }
-        bytes = head + bytes
+        // The bytes go out as they are built: libwebsockets' headroom, the head, the body.
+        guard var bytes = requestHead(request, target: target, bodyLength: body.count) else { return try await fallback.send(request) }
+        bytes += body
         let exchange = UpstreamExchange(
             owner: self, key: "\(address)|\(target.port)", address: address, port: target.port, method: request.method,
             bytes: bytes, canBeSentAgain: request.canBeSentAgain, deadline: request.deadline, url: request.url)
@@ -106,11 +107,15 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
         }
     }
 
-    /// The request line and header fields; nil when a field could not go out as it is (a line
+    /// libwebsockets' headroom, then the request line and header fields, with room for the body
+    /// after them; nil when a field could not go out as it is (a line
     /// break or NUL in it, which the broker's header rules never let through), left to
     /// AsyncHTTPClient's checks.
     private func requestHead(_ request: UpstreamRequest, target: Target, bodyLength: Int) -> [UInt8]? {
-        var text = "\(request.method) \(target.requestTarget) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
+        var bytes = [UInt8](repeating: 0, count: Self.headroom)
+        bytes.reserveCapacity(Self.headroom + 1024 + bodyLength)
+        func add(_ text: String) { ByteString.append(text, to: &bytes) }
+        for part in [request.method, " ", target.requestTarget, " HTTP/1.1\r\nHost: ", target.hostHeader, "\r\n"] { add(part) }
         var hasLength = false
         var hasEncoding = false
         for field in request.headers {
@@ -121,13 +126,17 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
             if field.name.utf8.contains(where: { $0 <= 0x20 || $0 == 0x3A || $0 >= 0x7F }) || field.value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }) {
                 return nil
             }
-            text += "\(field.name): \(field.value)\r\n"
+            for part in [field.name, ": ", field.value, "\r\n"] { add(part) }
         }
-        if !hasEncoding, decoder != nil { text += "Accept-Encoding: deflate, gzip\r\n" }
-        if !hasLength, bodyLength > 0 || ["POST", "PUT", "PATCH"].contains(request.method) { text += "Content-Length: \(bodyLength)\r\n" }
-        text += "\r\n"
-        return ByteString.bytes(of: text)
+        if !hasEncoding, decoder != nil { add("Accept-Encoding: deflate, gzip\r\n") }
+        if !hasLength, bodyLength > 0 || ["POST", "PUT", "PATCH"].contains(request.method) { add("Content-Length: \(bodyLength)\r\n") }
+        add("\r\n")
+        return bytes
     }
+
+    /// The bytes libwebsockets may use in front of what it writes (`LWS_PRE`): a request's bytes
+    /// start with them, so a write passes them as they are.
+    static let headroom = Int(bridge_lws_pre())
 
     /// What the URL says about where and what to ask.
     struct Target {
@@ -243,11 +252,10 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
     }
 
     private func write(_ exchange: UpstreamExchange, on wsi: OpaquePointer) {
-        let pre = Int(bridge_lws_pre())
-        var buffer = [UInt8](repeating: 0, count: pre + exchange.bytes.count)
-        buffer.replaceSubrange(pre..., with: exchange.bytes)
-        let written = buffer.withUnsafeMutableBytes { raw in
-            bridge_lws_write_raw(wsi, raw.baseAddress!.advanced(by: pre).assumingMemoryBound(to: UInt8.self), exchange.bytes.count)
+        let pre = Self.headroom
+        // A raw write sends the bytes as they are and leaves them so (a resend writes them again).
+        let written = exchange.bytes.withUnsafeBytes { raw in
+            bridge_lws_write_raw(wsi, UnsafeMutablePointer(mutating: raw.baseAddress!.advanced(by: pre).assumingMemoryBound(to: UInt8.self)), raw.count - pre)
         }
         if written < 0 { bridge_lws_close_async(wsi) }
     }
@@ -431,6 +439,7 @@ final class UpstreamExchange: @unchecked Sendable {
     let address: String
     let port: Int
     let method: String
+    /// What is written: `ServiceThreadUpstream.headroom` bytes, then the request.
     let bytes: [UInt8]
     let canBeSentAgain: Bool
     let deadline: ContinuousClock.Instant

@@ -25,10 +25,19 @@ public enum ByteString {
     public static func bytes(of value: String) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(value.utf8.count)
+        append(value, to: &bytes)
+        return bytes
+    }
+
+    /// Appends what `bytes(of:)` gives for `value` to `bytes` (ASCII, the usual case, in one copy).
+    public static func append(_ value: String, to bytes: inout [UInt8]) {
+        if value.utf8.allSatisfy({ $0 < 0x80 }) {
+            bytes.append(contentsOf: value.utf8)
+            return
+        }
         for scalar in value.unicodeScalars {
             if scalar.value < 0x100 { bytes.append(UInt8(scalar.value)) } else { bytes += Array(String(scalar).utf8) }
         }
-        return bytes
     }
 
     /// The bytes of a byte string decoded as UTF-8, invalid sequences replaced.
