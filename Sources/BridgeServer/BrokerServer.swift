@@ -139,7 +139,7 @@ public final class BrokerServer: Sendable {
 
     /// Closes every connection with 1001, cancels work in flight and releases upstream connections.
     public func shutdown() async {
-        webSocket.shutdown()
+        await webSocket.shutdown()
         await cache.waitForBackgroundWork()
         await upstream.shutdown()
     }

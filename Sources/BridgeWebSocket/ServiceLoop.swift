@@ -38,6 +38,8 @@ final class ServiceLoop: @unchecked Sendable {
     private(set) var context: OpaquePointer?
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// Whether the thread has destroyed the context, and the tasks waiting for it (`finish()`).
+    private let ended = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     // pthread_self() of the service thread, 0 until it runs: read on every send, so no lock.
     private let threadID = Atomic<UInt>(0)
     /// The service thread's kernel id, 0 until it runs (`/proc/self/task/ID`: tests read its CPU time).
@@ -101,6 +103,12 @@ final class ServiceLoop: @unchecked Sendable {
                 ServiceLoop.lifecycle.withLock { lws_context_destroy(context) }
             }
             finished.signal()
+            let waiters = ended.locked { ended in
+                ended.done = true
+                defer { ended.waiters = [] }
+                return ended.waiters
+            }
+            waiters.forEach { $0.resume() }
         }
         thread.name = name
         thread.stackSize = 1 << 20
@@ -252,6 +260,18 @@ final class ServiceLoop: @unchecked Sendable {
         guard context != nil else { return }
         finished.wait()
         finished.signal()
+    }
+
+    /// Suspends until the thread has destroyed the context, holding no thread meanwhile.
+    func finish() async {
+        guard context != nil else { return }
+        await withCheckedContinuation { continuation in
+            let now = ended.locked { ended in
+                if !ended.done { ended.waiters.append(continuation) }
+                return ended.done
+            }
+            if now { continuation.resume() }
+        }
     }
 
     // libwebsockets keeps process-wide state (platform and TLS library set-up) that creating and

@@ -163,6 +163,20 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         loop.waitUntilFinished()
     }
 
+    /// `shutdown(grace:)` for async callers: it suspends where the other blocks its thread, so a
+    /// shutdown holds none of the cooperative pool's few threads while clients take their close.
+    public func shutdown(grace: Duration = .seconds(2)) async {
+        guard loop.context != nil, !loop.isStopping else { return }
+        shutdownRequested.store(true, ordering: .relaxed)
+        loop.wake()
+        let deadline = ContinuousClock.now + grace
+        while ContinuousClock.now < deadline, openSessionCount > 0 {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        loop.requestStop()
+        await loop.finish()
+    }
+
     /// Blocks the calling thread until the server has been shut down.
     public func waitUntilStopped() {
         loop.waitUntilFinished()
