@@ -152,10 +152,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     ///
     /// Waits up to `grace` for clients to receive the close frame.
     public func shutdown(grace: Duration = .seconds(2)) {
-        guard loop.context != nil, !loop.isStopping else { return }
-        shutdownRequested.store(true, ordering: .relaxed)
-        loop.wake()
-        let deadline = ContinuousClock.now + grace
+        guard let deadline = beginShutdown(grace: grace) else { return }
         while ContinuousClock.now < deadline, openSessionCount > 0 {
             Thread.sleep(forTimeInterval: 0.01)
         }
@@ -166,15 +163,21 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     /// `shutdown(grace:)` for async callers: it suspends where the other blocks its thread, so a
     /// shutdown holds none of the cooperative pool's few threads while clients take their close.
     public func shutdown(grace: Duration = .seconds(2)) async {
-        guard loop.context != nil, !loop.isStopping else { return }
-        shutdownRequested.store(true, ordering: .relaxed)
-        loop.wake()
-        let deadline = ContinuousClock.now + grace
+        guard let deadline = beginShutdown(grace: grace) else { return }
         while ContinuousClock.now < deadline, openSessionCount > 0 {
             try? await Task.sleep(for: .milliseconds(10))
         }
         loop.requestStop()
         await loop.finish()
+    }
+
+    /// Asks the service thread to close every connection with 1001; the time to wait for them
+    /// until, or nil when the server is not running or already stopping.
+    private func beginShutdown(grace: Duration) -> ContinuousClock.Instant? {
+        guard loop.context != nil, !loop.isStopping else { return nil }
+        shutdownRequested.store(true, ordering: .relaxed)
+        loop.wake()
+        return ContinuousClock.now + grace
     }
 
     /// Blocks the calling thread until the server has been shut down.
