@@ -21,8 +21,11 @@ public struct WebSocketServerConfiguration: Sendable {
     public var shimMaxAge = 0
     /// Serve the diagnostic echo endpoint `/echo`.
     public var diagnosticEcho = false
-    /// Payload bytes per `lws_write` when a message is sent as fragments.
-    public var fragmentBytes = 128 * 1024
+    /// Payload bytes per `lws_write` when a message is sent as fragments; also the most payload a
+    /// body frame takes, and the size of the service thread's reads. 256 KiB (as large as a body
+    /// frame may be, `BrokerConfiguration.binaryChunkBytes`): a 1 MiB body goes out in four
+    /// frames, not eight, with fewer thread wakes (docs/BENCHMARKS.md, eighth session).
+    public var fragmentBytes = 256 * 1024
     /// The Prometheus text `GET /metrics` answers (token-protected like the WebSocket), given the
     /// server's traffic; nil serves no `/metrics`. Called on the service thread: it must not wait.
     public var metrics: (@Sendable (ServerTraffic) -> [UInt8])?

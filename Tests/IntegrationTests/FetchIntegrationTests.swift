@@ -253,7 +253,7 @@ import Testing
     }
 
     @Test func aBodyLargerThanAFragmentArrivesIntact() async throws {
-        // Frames are written from their buffers in fragments (128 KiB) with lws headers written
+        // Frames are written from their buffers in fragments (256 KiB) with lws headers written
         // into the bytes just before each one: every byte must still arrive, in order.
         let harness = try await BrokerHarness.start()
         defer { Task { await harness.stop() } }
