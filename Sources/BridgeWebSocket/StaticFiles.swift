@@ -77,10 +77,14 @@ struct StaticFiles: Sendable {
             return served(root + "/bridge-js" + path, allowsAnyOrigin: true, maxAge: shimMaxAge)
         }
         guard path == "/examples" || path.hasPrefix("/examples/") else { return .notFound }
-        guard let decoded = path.removingPercentEncoding, !decoded.contains("\0") else { return .notFound }
-        let components = decoded.split(separator: "/", omittingEmptySubsequences: true)
-        guard !components.contains(where: { $0 == ".." || $0.hasPrefix(".") }) else { return .notFound }
-        var file = root + "/" + components.joined(separator: "/")
+        // On bytes, not characters: a combining mark after a NUL, a slash or a dot makes one
+        // character of them, which a character test misses and the file system does not (a NUL
+        // ends the path it is given).
+        guard let decoded = path.removingPercentEncoding, !decoded.utf8.contains(0) else { return .notFound }
+        let components = decoded.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
+        // No `..`, and no hidden file or directory.
+        guard !components.contains(where: { $0.first == UInt8(ascii: ".") }) else { return .notFound }
+        var file = root + "/" + components.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
         if isDirectory(file) {
             guard decoded.hasSuffix("/") else { return .redirect(path + "/") }
             file += "/index.html"
