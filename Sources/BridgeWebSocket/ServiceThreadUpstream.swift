@@ -115,7 +115,12 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
         var bytes = [UInt8](repeating: 0, count: Self.headroom)
         bytes.reserveCapacity(Self.headroom + 1024 + bodyLength)
         func add(_ text: String) { ByteString.append(text, to: &bytes) }
-        for part in [request.method, " ", target.requestTarget, " HTTP/1.1\r\nHost: ", target.hostHeader, "\r\n"] { add(part) }
+        add(request.method)
+        add(" ")
+        add(target.requestTarget)
+        add(" HTTP/1.1\r\nHost: ")
+        add(target.hostHeader)
+        add("\r\n")
         var hasLength = false
         var hasEncoding = false
         for field in request.headers {
@@ -126,7 +131,10 @@ public final class ServiceThreadUpstream: UpstreamClient, @unchecked Sendable {
             if field.name.utf8.contains(where: { $0 <= 0x20 || $0 == 0x3A || $0 >= 0x7F }) || field.value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }) {
                 return nil
             }
-            for part in [field.name, ": ", field.value, "\r\n"] { add(part) }
+            add(field.name)
+            add(": ")
+            add(field.value)
+            add("\r\n")
         }
         if !hasEncoding, decoder != nil { add("Accept-Encoding: deflate, gzip\r\n") }
         if !hasLength, bodyLength > 0 || ["POST", "PUT", "PATCH"].contains(request.method) { add("Content-Length: \(bodyLength)\r\n") }
@@ -540,9 +548,7 @@ final class UpstreamExchange: @unchecked Sendable {
             var offset = 0
             while offset < bytes.count {
                 let size = min(shape.limit, bytes.count - offset)
-                let frame = FrameBuffer(headroom: shape.headroom, capacity: size)
-                frame.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + size)]))
-                body.append(.frame(frame))
+                body.append(.frame(FrameBuffer(headroom: shape.headroom, copying: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + size)]))))
                 offset += size
             }
         } else {

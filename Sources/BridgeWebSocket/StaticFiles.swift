@@ -86,7 +86,7 @@ struct StaticFiles: Sendable {
         guard !components.contains(where: { $0.first == UInt8(ascii: ".") }) else { return .notFound }
         var file = root + "/" + components.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
         if isDirectory(file) {
-            guard decoded.hasSuffix("/") else { return .redirect(path + "/") }
+            guard decoded.utf8.last == UInt8(ascii: "/") else { return .redirect(path + "/") }
             file += "/index.html"
         }
         return served(file, allowsAnyOrigin: false, maxAge: 0)
