@@ -1,7 +1,7 @@
 // The Response a bridged fetch resolves with: the broker's status, headers and URL, which the
 // Response constructor alone cannot all hold.
 
-import { base64ToBytes } from "./bytes.js";
+import { base64ToBytes, decodeUtf8 } from "./bytes.js";
 import { global } from "./env.js";
 import { absoluteUrl, pageOrigin, stripFragment } from "./urls.js";
 
@@ -19,7 +19,6 @@ function headersFromPairs(list) {
 }
 
 const HEADER_WRITERS = ["append", "delete", "set"];
-const BODY_READERS = ["arrayBuffer", "blob", "bytes", "formData", "json", "text"];
 
 /** A fetched response's headers have the "immutable" guard: every change throws a TypeError. */
 function immutable(headers) {
@@ -34,39 +33,184 @@ function immutable(headers) {
   return headers;
 }
 
+let made = null; // {Base, Bridged}: the subclass of the page's Response, made when first needed
+
 /**
- * Response's url, redirected, type... are read-only getters: own properties shadow them, clones
- * included. A body reader (text(), json()...) of a Response over a script's stream rejects with a
- * TypeError whatever the stream failed with; `bodyError()` gives the error the browser's own
+ * The Response a bridged fetch resolves with: a subclass of the page's own Response (its
+ * `constructor` is Response, `instanceof Response` holds), made once. What the constructor alone
+ * cannot set (`url`, `redirected`, `type`, the immutable headers, a status outside 200-599,
+ * `bridge`) its prototype reads from the instance's private state: nothing is defined on each
+ * instance. A body given as bytes is also read from those bytes by `arrayBuffer()`, `bytes()`,
+ * `text()` and `json()`, without the browser's body reader (in Chromium a few hundred µs of the
+ * page's main thread per response, docs/BENCHMARKS.md); the Response holds the same bytes as its
+ * real body, for everything else that reads it (`blob()`, `formData()`, `body`, the Cache API).
+ * Once `body` was taken, or a reader of the real body ran, every read is the real body's, and a
+ * body read from the bytes turns the real body read too, so that what comes after fails as the
+ * browser's would. A body reader of a Response over a script's stream rejects with a TypeError
+ * whatever the stream failed with; the state's `bodyError()` gives the error the browser's own
  * fetch rejects such a read with (the signal's reason after an abort), when there is one.
  */
-function decorateResponse(response, overrides, bodyError) {
-  for (const key of Object.keys(overrides)) {
-    Object.defineProperty(response, key, { value: overrides[key], configurable: true });
+function bridgedResponseClass() {
+  const Base = global.Response;
+  if (made && made.Base === Base) return made.Bridged;
+  class Response extends Base {
+    #state;
+
+    constructor(body, init, state) {
+      super(body, init);
+      this.#state = state;
+    }
+
+    /** The instance's state; null while the base constructor runs (which may read the getters below). */
+    static #of(response) {
+      return #state in response ? response.#state : null;
+    }
+
+    get url() {
+      const state = Response.#of(this);
+      return state ? state.url : super.url;
+    }
+
+    get redirected() {
+      const state = Response.#of(this);
+      return state ? state.redirected : super.redirected;
+    }
+
+    get type() {
+      const state = Response.#of(this);
+      return state ? state.type : super.type;
+    }
+
+    get bridge() {
+      const state = Response.#of(this);
+      return state ? state.bridge : undefined;
+    }
+
+    get status() {
+      const state = Response.#of(this);
+      return state && state.status !== undefined ? state.status : super.status;
+    }
+
+    get ok() {
+      const state = Response.#of(this);
+      return state && state.status !== undefined ? false : super.ok;
+    }
+
+    get statusText() {
+      const state = Response.#of(this);
+      return state && state.statusText !== undefined ? state.statusText : super.statusText;
+    }
+
+    get headers() {
+      const state = Response.#of(this);
+      const headers = super.headers;
+      if (state && !state.frozen) {
+        state.frozen = true;
+        immutable(headers);
+      }
+      return headers;
+    }
+
+    get body() {
+      const state = Response.#of(this);
+      const stream = super.body;
+      if (state && !state.touched) {
+        state.touched = true;
+        // Read from the bytes already: the stream is read as the browser's would be by then.
+        if (state.used && stream && !stream.locked) stream.getReader().cancel().catch(() => {});
+      }
+      return stream;
+    }
+
+    get bodyUsed() {
+      const state = Response.#of(this);
+      return (state !== null && state.used) || super.bodyUsed;
+    }
+
+    clone() {
+      const state = this.#state;
+      if (state.used) void this.body; // the real body is read: the browser's own clone() throws
+      const copy = Object.assign({}, state, { used: false, touched: false, frozen: false });
+      // Bytes no reader took yet: the clone holds them too. Otherwise the real body is teed.
+      if (state.bytes && !state.touched) return new made.Bridged(state.bytes, state.init, copy);
+      copy.bytes = null;
+      return new made.Bridged(super.clone().body, state.init, copy);
+    }
+
+    arrayBuffer() {
+      return this.#read("arrayBuffer", (bytes) => bytes.slice().buffer);
+    }
+
+    text() {
+      return this.#read("text", decodeUtf8);
+    }
+
+    json() {
+      return this.#read("json", (bytes) => JSON.parse(decodeUtf8(bytes)));
+    }
+
+    blob() {
+      return this.#read("blob", null);
+    }
+
+    formData() {
+      return this.#read("formData", null);
+    }
+
+    bytes() {
+      return this.#read("bytes", (bytes) => bytes.slice());
+    }
+
+    /** `name`'s read of the body: from the bytes with `fromBytes`, when it can, else the real body's. */
+    #read(name, fromBytes) {
+      const state = this.#state;
+      if (fromBytes && state.bytes && !state.touched && !state.used) {
+        const bytes = state.bytes;
+        state.used = true;
+        state.bytes = null;
+        try {
+          return Promise.resolve(fromBytes(bytes));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }
+      if (state.used) void this.body; // the real body is read: the browser's own reader rejects
+      state.bytes = null;
+      const unused = !super.bodyUsed;
+      const read = super[name]();
+      const bodyError = state.bodyError;
+      if (!bodyError) return read;
+      return read.catch((error) => {
+        const known = unused && error instanceof TypeError ? bodyError() : undefined;
+        throw known !== undefined ? known : error;
+      });
+    }
   }
-  Object.defineProperty(response, "headers", { value: immutable(response.headers), configurable: true });
-  for (const name of BODY_READERS) {
-    const read = response[name];
-    if (typeof read !== "function" || !bodyError) continue;
-    Object.defineProperty(response, name, {
-      configurable: true,
-      value: function () {
-        const unused = !this.bodyUsed;
-        return read.call(this).catch((error) => {
-          const known = unused && error instanceof TypeError ? bodyError() : undefined;
-          throw known !== undefined ? known : error;
-        });
-      },
-    });
+  // bytes() only where this browser's Response has it (Chromium 132 and later, Firefox 128, Safari 18).
+  if (typeof Base.prototype.bytes !== "function") delete Response.prototype.bytes;
+  Object.defineProperty(Response.prototype, "constructor", { value: Base, configurable: true, writable: true });
+  made = { Base, Bridged: Response };
+  return Response;
+}
+
+/**
+ * A Response of `body` (bytes, a stream or null) with `init`, `state` as the class above reads it.
+ * A header this browser refuses to hold is left out, and then a reason phrase it refuses.
+ */
+function construct(body, init, state) {
+  const Bridged = bridgedResponseClass();
+  try {
+    return new Bridged(body, init, state);
+  } catch (_) {
+    init.headers = headersFromPairs(init.headers);
+    state.init = init;
   }
-  const clone = response.clone;
-  Object.defineProperty(response, "clone", {
-    configurable: true,
-    value: function () {
-      return decorateResponse(clone.call(this), overrides, bodyError);
-    },
-  });
-  return response;
+  try {
+    return new Bridged(body, init, state);
+  } catch (_) {
+    init.statusText = ""; // Not a valid reason phrase for this browser.
+    return new Bridged(body, init, state);
+  }
 }
 
 function responseTypeFor(href) {
@@ -102,31 +246,24 @@ function bridgeInfo(head) {
 export function makeResponse(body, head, fallbackUrl, bodyError) {
   const status = Number(head.status);
   const standard = status >= 200 && status <= 599;
-  const init = { status: standard ? status : 200, statusText: String(head.statusText || ""), headers: headersFromPairs(head.headers) };
-  let response;
-  try {
-    response = new global.Response(body, init);
-  } catch (_) {
-    init.statusText = ""; // Not a valid reason phrase for this browser.
-    response = new global.Response(body, init);
-  }
+  const list = head.headers;
+  const headers = Array.isArray(list) || (list && typeof list === "object") ? list : [];
+  const init = { status: standard ? status : 200, statusText: String(head.statusText || ""), headers };
   const url = stripFragment(head.url || fallbackUrl);
-  const overrides = { url, redirected: Boolean(head.redirected), type: responseTypeFor(url), bridge: bridgeInfo(head) };
-  if (!standard) Object.assign(overrides, { status, ok: false });
-  return decorateResponse(response, overrides, bodyError);
+  const state = {
+    url, redirected: Boolean(head.redirected), type: responseTypeFor(url), bridge: bridgeInfo(head),
+    init, bytes: body instanceof Uint8Array ? body : null, bodyError, used: false, touched: false, frozen: false,
+  };
+  if (!standard) state.status = status;
+  return construct(body, init, state);
 }
 
 /** What a browser returns for redirect: "manual": status 0, no headers, no body; the 3xx stays on `.bridge`. */
 export function opaqueRedirectResponse(requestUrl, head) {
-  const response = new global.Response(null, { status: 200 });
-  return decorateResponse(response, {
-    url: stripFragment(requestUrl),
-    redirected: false,
-    type: "opaqueredirect",
-    status: 0,
-    ok: false,
-    statusText: "",
-    bridge: bridgeInfo(head),
+  const init = { status: 200 };
+  return construct(null, init, {
+    url: stripFragment(requestUrl), redirected: false, type: "opaqueredirect", bridge: bridgeInfo(head),
+    init, bytes: null, bodyError: null, used: false, touched: false, frozen: false, status: 0, statusText: "",
   });
 }
 

@@ -188,6 +188,47 @@
     }
     return hits;
   });
+  // The shim reads a whole response's body from its bytes (response.js) until the page takes its
+  // `body`: what comes after such a read must fail as the browser's own does.
+  add("a response from the cache read from its bytes, then every way again", async () => {
+    const url = raw("HTTP/1.1 200 OK", ["Content-Type: application/json"], '{"hit":2}', { cache: "max-age=600", tag: "bytes-hit" });
+    await (await fetch(url)).text();
+    const results = [];
+    for (const first of ["text", "json", "arrayBuffer", "bytes"]) {
+      const r = await fetch(url);
+      if (typeof r[first] !== "function") continue;
+      const value = await r[first]();
+      const read = first === "text" || first === "json" ? value : [value.constructor.name, value.byteLength];
+      const after = [];
+      for (const again of ["text", "json", "arrayBuffer", "blob", "formData"]) after.push(await outcome(r[again]()));
+      let cloned;
+      try {
+        r.clone();
+        cloned = "cloned";
+      } catch (error) {
+        cloned = failure(error);
+      }
+      let reader;
+      try {
+        r.body.getReader();
+        reader = "reader";
+      } catch (error) {
+        reader = failure(error);
+      }
+      results.push({ first, read, used: r.bodyUsed, after, cloned, bodyNull: r.body === null, reader });
+    }
+    const r = await fetch(url);
+    const copy = r.clone();
+    const [a, b] = [await r.json(), await copy.text()];
+    const c = await fetch(url);
+    const blob = await c.blob();
+    results.push({ clone: [a, b, r.bodyUsed, copy.bodyUsed], blob: [blob.size, blob.type, await outcome(c.text())] });
+    const bad = raw("HTTP/1.1 200 OK", ["Content-Type: application/json"], "{not json", { cache: "max-age=600", tag: "bytes-bad-json" });
+    await (await fetch(bad)).text();
+    const j = await fetch(bad);
+    results.push({ badJson: await outcome(j.json()), used: j.bodyUsed });
+    return results;
+  });
   add("abort after a response from the cache arrived, before reading it", async () => {
     const url = raw("HTTP/1.1 200 OK", ["Content-Type: text/plain"], "stored", { cache: "max-age=600", tag: "whole-abort" });
     await (await fetch(url)).text();
