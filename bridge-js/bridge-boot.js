@@ -75,14 +75,14 @@ return headers;}
 get body(){const state=Response.#of(this);const stream=super.body;if(state&&!state.touched){state.touched=true;if(state.used&&stream&&!stream.locked)stream.getReader().cancel().catch(()=>{});}
 return stream;}
 get bodyUsed(){const state=Response.#of(this);return(state!==null&&state.used)||super.bodyUsed;}
-clone(){const state=this.#state;if(state.used)void this.body;const copy=Object.assign({},state,{used:false,touched:false,frozen:false});if(state.bytes&&!state.touched)return new made.Bridged(state.bytes,state.init,copy);copy.bytes=null;return new made.Bridged(super.clone().body,state.init,copy);}
+clone(){const state=this.#state;if(state.used)void this.body;const copy=Object.assign({},state,{used:false,touched:false,frozen:false});if(state.bytes&&!state.touched&&!super.bodyUsed)return new made.Bridged(state.bytes,state.init,copy);copy.bytes=null;return new made.Bridged(super.clone().body,state.init,copy);}
 arrayBuffer(){return this.#read("arrayBuffer",(bytes)=>bytes.slice().buffer);}
 text(){return this.#read("text",decodeUtf8);}
 json(){return this.#read("json",(bytes)=>JSON.parse(decodeUtf8(bytes)));}
 blob(){return this.#read("blob",null);}
 formData(){return this.#read("formData",null);}
 bytes(){return this.#read("bytes",(bytes)=>bytes.slice());}
-#read(name,fromBytes){const state=this.#state;if(fromBytes&&state.bytes&&!state.touched&&!state.used){const bytes=state.bytes;state.used=true;state.bytes=null;try{return Promise.resolve(fromBytes(bytes));}catch(error){return Promise.reject(error);}}
+#read(name,fromBytes){const state=this.#state;if(fromBytes&&state.bytes&&!state.touched&&!state.used&&!super.bodyUsed){const bytes=state.bytes;state.used=true;state.bytes=null;try{return Promise.resolve(fromBytes(bytes));}catch(error){return Promise.reject(error);}}
 if(state.used)void this.body;state.bytes=null;const unused=!super.bodyUsed;const read=super[name]();const bodyError=state.bodyError;if(!bodyError)return read;return read.catch((error)=>{const known=unused&&error instanceof TypeError?bodyError():undefined;throw known!==undefined?known:error;});}}
 if(typeof Base.prototype.bytes!=="function")delete Response.prototype.bytes;Object.defineProperty(Response.prototype,"constructor",{value:Base,configurable:true,writable:true});made={Base,Bridged:Response};return Response;}
 function construct(body,init,state){const Bridged=bridgedResponseClass();try{return new Bridged(body,init,state);}catch(_){init.headers=headersFromPairs(init.headers);state.init=init;}

@@ -132,7 +132,7 @@ function bridgedResponseClass() {
       if (state.used) void this.body; // the real body is read: the browser's own clone() throws
       const copy = Object.assign({}, state, { used: false, touched: false, frozen: false });
       // Bytes no reader took yet: the clone holds them too. Otherwise the real body is teed.
-      if (state.bytes && !state.touched) return new made.Bridged(state.bytes, state.init, copy);
+      if (state.bytes && !state.touched && !super.bodyUsed) return new made.Bridged(state.bytes, state.init, copy);
       copy.bytes = null;
       return new made.Bridged(super.clone().body, state.init, copy);
     }
@@ -164,7 +164,8 @@ function bridgedResponseClass() {
     /** `name`'s read of the body: from the bytes with `fromBytes`, when it can, else the real body's. */
     #read(name, fromBytes) {
       const state = this.#state;
-      if (fromBytes && state.bytes && !state.touched && !state.used) {
+      // Not when something read the real body meanwhile (the Cache API, Response.prototype's own readers).
+      if (fromBytes && state.bytes && !state.touched && !state.used && !super.bodyUsed) {
         const bytes = state.bytes;
         state.used = true;
         state.bytes = null;

@@ -227,6 +227,13 @@
     await (await fetch(bad)).text();
     const j = await fetch(bad);
     results.push({ badJson: await outcome(j.json()), used: j.bodyUsed });
+    // The Cache API reads the response's real body: the page cannot read it after that.
+    if (typeof caches !== "undefined") {
+      const kept = await fetch(url);
+      const cache = await caches.open("bytes-hit");
+      const put = await outcome(cache.put("/kept-" + Date.now(), kept));
+      results.push({ cached: [put, kept.bodyUsed, await outcome(kept.text())] });
+    }
     return results;
   });
   add("abort after a response from the cache arrived, before reading it", async () => {
