@@ -452,6 +452,54 @@ test("a whole-response frame (head and body in one) resolves the fetch with a Re
   assert.equal((await empty.arrayBuffer()).byteLength, 0);
 });
 
+test("a whole response is read from its bytes once; after that every reader, clone() and body fail as a used body does", async () => {
+  const env = loadBridge();
+  const ws = await env.open();
+  const head = {
+    url: "https://cdn.example.com/data.json", status: 200, statusText: "OK", redirected: false,
+    headers: [["content-type", "application/json"]], bodyEncoding: "binary", body: null, bodyBytes: 9,
+  };
+  const whole = async () => {
+    const pending = fetch("https://cdn.example.com/data.json");
+    const post = await ws.nextPost("fetch");
+    ws.pushWhole(post.id, head, '{"a":[1]}');
+    return pending;
+  };
+  for (const [reader, expected] of [["json", { a: [1] }], ["text", '{"a":[1]}'], ["arrayBuffer", 9], ["bytes", 9]]) {
+    const response = await whole();
+    assert.ok(response instanceof Response && response.constructor === Response, "a Response, whose constructor is Response");
+    assert.deepEqual(Object.getOwnPropertyNames(response), [], "nothing defined on the instance");
+    if (typeof response[reader] !== "function") continue;
+    const value = await response[reader]();
+    assert.deepEqual(reader === "arrayBuffer" || reader === "bytes" ? value.byteLength : value, expected, reader);
+    assert.equal(response.bodyUsed, true, reader);
+    for (const again of ["text", "json", "arrayBuffer", "blob"]) await assert.rejects(response[again](), TypeError, `${reader}, then ${again}`);
+    assert.throws(() => response.clone(), TypeError, `${reader}, then clone()`);
+    assert.throws(() => response.body.getReader(), TypeError, `${reader}, then the body's reader`);
+  }
+  // A read from the bytes gives a copy: changing it changes nothing a clone reads.
+  const first = await whole();
+  const copy = first.clone();
+  new Uint8Array(await first.arrayBuffer()).fill(0);
+  assert.equal(await copy.text(), '{"a":[1]}');
+  // The body taken first: the real body is read, and then nothing else.
+  const streamed = await whole();
+  const chunks = [];
+  for await (const chunk of streamed.body) chunks.push(...chunk);
+  assert.equal(new TextDecoder().decode(Uint8Array.from(chunks)), '{"a":[1]}');
+  assert.equal(streamed.bodyUsed, true);
+  await assert.rejects(streamed.text(), TypeError);
+  // Something else read the real body (as the Cache API does): the bytes are not read again.
+  const elsewhere = await whole();
+  assert.equal(await Response.prototype.text.call(elsewhere), '{"a":[1]}');
+  assert.equal(elsewhere.bodyUsed, true);
+  await assert.rejects(elsewhere.arrayBuffer(), TypeError);
+  // blob() reads the real body, with its type.
+  const blob = await (await whole()).blob();
+  assert.equal(blob.type, "application/json");
+  assert.equal(await blob.text(), '{"a":[1]}');
+});
+
 test("a batch frame of whole responses resolves each fetch in order; a malformed one is reported and the rest wait on", async () => {
   const env = loadBridge();
   const errors = [];
