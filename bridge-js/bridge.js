@@ -238,7 +238,7 @@ return headers;}
 get body(){const state=Response.#of(this);const stream=super.body;if(state&&!state.touched){state.touched=true;if(state.used&&stream&&!stream.locked)stream.getReader().cancel().catch(()=>{});}
 return stream;}
 get bodyUsed(){const state=Response.#of(this);return(state!==null&&state.used)||super.bodyUsed;}
-clone(){const state=this.#state;if(state.used)void this.body;const copy=Object.assign({},state,{used:false,touched:false,frozen:false});if(state.bytes&&!state.touched&&!super.bodyUsed)return new made.Bridged(state.bytes,state.init,copy);copy.bytes=null;return new made.Bridged(super.clone().body,state.init,copy);}
+clone(){const state=this.#state;if(state.used)void this.body;const copy=Object.assign({},state,{used:false,touched:false,frozen:false});if(state.bytes&&!state.touched&&!super.bodyUsed)return new Response(state.bytes,state.init,copy);copy.bytes=null;return new Response(super.clone().body,state.init,copy);}
 arrayBuffer(){return this.#read("arrayBuffer",(bytes)=>bytes.slice().buffer);}
 text(){return this.#read("text",decodeUtf8);}
 json(){return this.#read("json",(bytes)=>JSON.parse(decodeUtf8(bytes)));}

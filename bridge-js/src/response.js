@@ -41,8 +41,8 @@ let made = null; // {Base, Bridged}: the subclass of the page's Response, made w
  * cannot set (`url`, `redirected`, `type`, the immutable headers, a status outside 200-599,
  * `bridge`) its prototype reads from the instance's private state: nothing is defined on each
  * instance. A body given as bytes is also read from those bytes by `arrayBuffer()`, `bytes()`,
- * `text()` and `json()`, without the browser's body reader (in Chromium a few hundred µs of the
- * page's main thread per response, docs/BENCHMARKS.md); the Response holds the same bytes as its
+ * `text()` and `json()`, without the browser's body reader (in Chromium 100 to 200 µs of the page's
+ * main thread per response: scripts/bench_response.py); the Response holds the same bytes as its
  * real body, for everything else that reads it (`blob()`, `formData()`, `body`, the Cache API).
  * Once `body` was taken, or a reader of the real body ran, every read is the real body's, and a
  * body read from the bytes turns the real body read too, so that what comes after fails as the
@@ -132,9 +132,9 @@ function bridgedResponseClass() {
       if (state.used) void this.body; // the real body is read: the browser's own clone() throws
       const copy = Object.assign({}, state, { used: false, touched: false, frozen: false });
       // Bytes no reader took yet: the clone holds them too. Otherwise the real body is teed.
-      if (state.bytes && !state.touched && !super.bodyUsed) return new made.Bridged(state.bytes, state.init, copy);
+      if (state.bytes && !state.touched && !super.bodyUsed) return new Response(state.bytes, state.init, copy);
       copy.bytes = null;
-      return new made.Bridged(super.clone().body, state.init, copy);
+      return new Response(super.clone().body, state.init, copy);
     }
 
     arrayBuffer() {
