@@ -248,7 +248,7 @@ bytes(){return this.#read("bytes",(bytes)=>bytes.slice());}
 #read(name,fromBytes){const state=this.#state;if(fromBytes&&state.bytes&&!state.touched&&!state.used&&!super.bodyUsed){const bytes=state.bytes;state.used=true;state.bytes=null;try{return Promise.resolve(fromBytes(bytes));}catch(error){return Promise.reject(error);}}
 if(state.used)void this.body;state.bytes=null;const unused=!super.bodyUsed;const read=super[name]();const bodyError=state.bodyError;if(!bodyError)return read;return read.catch((error)=>{const known=unused&&error instanceof TypeError?bodyError():undefined;throw known!==undefined?known:error;});}}
 if(typeof Base.prototype.bytes!=="function")delete Response.prototype.bytes;Object.defineProperty(Response.prototype,"constructor",{value:Base,configurable:true,writable:true});made={Base,Bridged:Response};return Response;}
-function construct(body,init,state){const Bridged=bridgedResponseClass();try{return new Bridged(body,init,state);}catch(_){init.headers=headersFromPairs(init.headers);state.init=init;}
+function construct(body,init,state){const Bridged=bridgedResponseClass();try{return new Bridged(body,init,state);}catch(_){init.headers=headersFromPairs(init.headers);}
 try{return new Bridged(body,init,state);}catch(_){init.statusText="";return new Bridged(body,init,state);}}
 function responseTypeFor(href){const origin=documentOrigin();if(origin&&href.startsWith(`${origin}/`))return"basic";const url=absoluteUrl(href);return url&&url.origin===origin?"basic":"cors";}
 function documentOrigin(){const origin=global.origin;return typeof origin==="string"&&/^https?:\/\//.test(origin)?origin:pageOrigin();}

@@ -203,8 +203,7 @@ function construct(body, init, state) {
   try {
     return new Bridged(body, init, state);
   } catch (_) {
-    init.headers = headersFromPairs(init.headers);
-    state.init = init;
+    init.headers = headersFromPairs(init.headers); // state.init is init: clones get these too
   }
   try {
     return new Bridged(body, init, state);
