@@ -130,7 +130,7 @@ function bridgedResponseClass() {
     clone() {
       const state = this.#state;
       if (state.used) void this.body; // the real body is read: the browser's own clone() throws
-      const copy = Object.assign({}, state, { used: false, touched: false, frozen: false });
+      const copy = responseState(state);
       // Bytes no reader took yet: the clone holds them too. Otherwise the real body is teed.
       if (state.bytes && !state.touched && !super.bodyUsed) return new Response(state.bytes, state.init, copy);
       copy.bytes = null;
@@ -195,6 +195,15 @@ function bridgedResponseClass() {
 }
 
 /**
+ * The state of a Response of the class above: `fields` (what the response says: `url`,
+ * `redirected`, `type`, `bridge`, `init`, maybe `status` and `statusText`, `bytes` and
+ * `bodyError`), with nothing read, taken or frozen yet. A clone's is its original's made this way.
+ */
+function responseState(fields) {
+  return Object.assign({ bytes: null, bodyError: null }, fields, { used: false, touched: false, frozen: false });
+}
+
+/**
  * A Response of `body` (bytes, a stream or null) with `init`, `state` as the class above reads it.
  * A header this browser refuses to hold is left out, and then a reason phrase it refuses.
  */
@@ -246,14 +255,13 @@ function bridgeInfo(head) {
 export function makeResponse(body, head, fallbackUrl, bodyError) {
   const status = Number(head.status);
   const standard = status >= 200 && status <= 599;
-  const list = head.headers;
-  const headers = Array.isArray(list) || (list && typeof list === "object") ? list : [];
+  const headers = head.headers && typeof head.headers === "object" ? head.headers : []; // pairs, or a record
   const init = { status: standard ? status : 200, statusText: String(head.statusText || ""), headers };
   const url = stripFragment(head.url || fallbackUrl);
-  const state = {
+  const state = responseState({
     url, redirected: Boolean(head.redirected), type: responseTypeFor(url), bridge: bridgeInfo(head),
-    init, bytes: body instanceof Uint8Array ? body : null, bodyError, used: false, touched: false, frozen: false,
-  };
+    init, bytes: body instanceof Uint8Array ? body : null, bodyError,
+  });
   if (!standard) state.status = status;
   return construct(body, init, state);
 }
@@ -261,10 +269,10 @@ export function makeResponse(body, head, fallbackUrl, bodyError) {
 /** What a browser returns for redirect: "manual": status 0, no headers, no body; the 3xx stays on `.bridge`. */
 export function opaqueRedirectResponse(requestUrl, head) {
   const init = { status: 200 };
-  return construct(null, init, {
+  return construct(null, init, responseState({
     url: stripFragment(requestUrl), redirected: false, type: "opaqueredirect", bridge: bridgeInfo(head),
-    init, bytes: null, bodyError: null, used: false, touched: false, frozen: false, status: 0, statusText: "",
-  });
+    init, status: 0, statusText: "",
+  }));
 }
 
 export function replyBodyBytes(reply) {
