@@ -20,11 +20,8 @@ bench's page does). Rows:
 Prints median [min-max] in ms of the rounds after a warm-up round.
 """
 import argparse
-import functools
-import http.server
 import pathlib
 import tempfile
-import threading
 
 import benchkit
 from benchkit import BrowserContext, DevTools
@@ -73,11 +70,6 @@ Promise.all(made.map((response) => response.arrayBuffer())).then(() => {
 WAYS = {"Response, Headers": "headers", "Response, pairs": "pairs", "subclass": "subclass", "null body": "null"}
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *_):
-        pass
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=9, help="counted rounds (default 9), after one warm-up round")
@@ -86,8 +78,7 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as root:
         pathlib.Path(root, "index.html").write_text(PAGE)
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=root))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = benchkit.static_server(root)
         driver = benchkit.chromium()
         devtools = DevTools(driver)
         figures = {name: {"make": [], "read": []} for name in WAYS}

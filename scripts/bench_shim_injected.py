@@ -13,22 +13,14 @@ bridge-js/bridge.js, the same text only parsed (wrapped in a function never call
 given (an older build, an instrumented one). Prints median [min-max] in ms.
 """
 import argparse
-import functools
-import http.server
 import pathlib
 import statistics
 import tempfile
-import threading
 
 import benchkit
 from benchkit import BrowserContext, DevTools
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *_):
-        pass
 
 
 def main():
@@ -45,9 +37,7 @@ def main():
     prelude = 'window.BridgeBrokerConfig = {url: "ws://127.0.0.1:9/bridge"};'
     with tempfile.TemporaryDirectory() as root:
         pathlib.Path(root, "index.html").write_text("<!doctype html><title>bare</title><p>A bare page.</p>")
-        handler = functools.partial(QuietHandler, directory=root)
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = benchkit.static_server(root)
         driver = benchkit.chromium()
         devtools = DevTools(driver)
         times = {name: [] for name in variants}

@@ -2,15 +2,18 @@
 tests/browser), the demo origin's request counts, waiting for a page's result, figures as
 "median [min-max]", and a note of the machine's load.
 
-Used by bench_pageload.py, bench_preload.py and bench_shim_load.py. The two DevTools classes are
+Used by bench_pageload.py, bench_preload.py, bench_shim_load.py, bench_shim_injected.py and bench_response.py. The two DevTools classes are
 for what Selenium's own commands cannot do (a page session may not create browser contexts).
 """
+import functools
+import http.server
 import json
 import os
 import pathlib
 import shutil
 import statistics
 import sys
+import threading
 import time
 import urllib.request
 
@@ -156,6 +159,21 @@ def await_global(driver, name, timeout=60):
     if "exceptionDetails" in answer:
         raise RuntimeError(f"waiting for {name}: {answer['exceptionDetails']}")
     return answer["result"].get("value")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves files without a log line per request."""
+
+    def log_message(self, *_):
+        pass
+
+
+def static_server(root):
+    """An HTTP server of the files under `root` on 127.0.0.1 and an OS-chosen port, serving on a
+    daemon thread; `server_port` is its port, `shutdown()` stops it."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def spread(values, digits=0):
