@@ -55,7 +55,8 @@ def site():
                           "EARLY_FRAMES": (pathlib.Path(__file__).parent / "early_frames.js").read_text()}
     server = http.server.ThreadingHTTPServer(("127.0.0.1", page_port), PageHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield {"broker": broker, "page": page_origin, "origin": broker.origin}
+    # "values": what the pages' placeholders are filled with, for a test that adds its own.
+    yield {"broker": broker, "page": page_origin, "origin": broker.origin, "values": PageHandler.values}
     server.shutdown()
     broker.stop()
 

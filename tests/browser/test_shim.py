@@ -301,14 +301,13 @@ def test_excluded_urls_use_the_browser_network(page):
 
 
 def test_a_broker_with_a_token_accepts_the_page_that_presents_it(site, driver):
-    from conftest import PageHandler
     from support import Broker
 
     broker = Broker("--token", "s3cret", "--allow-origin", site["page"])
     try:
         results = {}
         for token in ("s3cret", "wrong"):
-            PageHandler.values.update({"TOKEN_BROKER": broker.http, "TOKEN": token})
+            site["values"].update({"TOKEN_BROKER": broker.http, "TOKEN": token})
             driver.get(site["page"] + "/token.html")
             results[token] = driver.execute_async_script("""
                 const done = arguments[arguments.length - 1];
