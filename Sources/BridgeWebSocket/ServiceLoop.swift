@@ -37,9 +37,9 @@ final class ServiceLoop: @unchecked Sendable {
     // Written once before the thread starts, then read-only.
     private(set) var context: OpaquePointer?
     private let stopRequested = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
-    /// Whether the thread has destroyed the context, and the tasks waiting for it (`finish()`).
-    private let ended = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    /// Whether the thread has destroyed the context, and what waits for it: suspended tasks
+    /// (`finish()`) and blocked threads (`waitUntilFinished()`) alike.
+    private let ended = Mutex<(done: Bool, waiters: [@Sendable () -> Void])>((false, []))
     // pthread_self() of the service thread, 0 until it runs: read on every send, so no lock.
     private let threadID = Atomic<UInt>(0)
     /// The service thread's kernel id, 0 until it runs (`/proc/self/task/ID`: tests read its CPU time).
@@ -102,13 +102,12 @@ final class ServiceLoop: @unchecked Sendable {
                 value = false
                 ServiceLoop.lifecycle.withLock { lws_context_destroy(context) }
             }
-            finished.signal()
             let waiters = ended.locked { ended in
                 ended.done = true
                 defer { ended.waiters = [] }
                 return ended.waiters
             }
-            waiters.forEach { $0.resume() }
+            waiters.forEach { $0() }
         }
         thread.name = name
         thread.stackSize = 1 << 20
@@ -255,23 +254,27 @@ final class ServiceLoop: @unchecked Sendable {
 
     var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
 
-    /// Waits until the thread has destroyed the context.
+    /// Blocks the calling thread until the thread has destroyed the context.
     func waitUntilFinished() {
         guard context != nil else { return }
-        finished.wait()
-        finished.signal()
+        let semaphore = DispatchSemaphore(value: 0)
+        whenEnded { semaphore.signal() }
+        semaphore.wait()
     }
 
     /// Suspends until the thread has destroyed the context, holding no thread meanwhile.
     func finish() async {
         guard context != nil else { return }
-        await withCheckedContinuation { continuation in
-            let now = ended.locked { ended in
-                if !ended.done { ended.waiters.append(continuation) }
-                return ended.done
-            }
-            if now { continuation.resume() }
+        await withCheckedContinuation { continuation in whenEnded { continuation.resume() } }
+    }
+
+    /// Runs `waiter` once the thread has destroyed the context: at once if it has.
+    private func whenEnded(_ waiter: @escaping @Sendable () -> Void) {
+        let now = ended.locked { ended in
+            if !ended.done { ended.waiters.append(waiter) }
+            return ended.done
         }
+        if now { waiter() }
     }
 
     // libwebsockets keeps process-wide state (platform and TLS library set-up) that creating and

@@ -114,10 +114,11 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
     public func close() {
         guard loop.context != nil else { return }
         if !loop.isStopping {
+            // The loop stops at LWS_CALLBACK_CLIENT_CLOSED, or a second from now if the server
+            // never answers the close.
             session.close(code: 1000, reason: "bye")
-            let deadline = Date().addingTimeInterval(1)
-            while Date() < deadline, !session.isClosed { Thread.sleep(forTimeInterval: 0.005) }
-            loop.requestStop()
+            let loop = self.loop
+            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { loop.requestStop() }
         }
         // Also when the server closed first: on return the context is gone, always.
         loop.waitUntilFinished()

@@ -155,32 +155,32 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     ///
     /// Waits up to `grace` for clients to receive the close frame.
     public func shutdown(grace: Duration = .seconds(2)) {
-        guard let deadline = beginShutdown(grace: grace) else { return }
-        while ContinuousClock.now < deadline, openSessionCount > 0 {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        loop.requestStop()
+        guard beginShutdown(grace: grace) else { return }
         loop.waitUntilFinished()
     }
 
     /// `shutdown(grace:)` for async callers: it suspends where the other blocks its thread, so a
     /// shutdown holds none of the cooperative pool's few threads while clients take their close.
     public func shutdown(grace: Duration = .seconds(2)) async {
-        guard let deadline = beginShutdown(grace: grace) else { return }
-        while ContinuousClock.now < deadline, openSessionCount > 0 {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        loop.requestStop()
+        guard beginShutdown(grace: grace) else { return }
         await loop.finish()
     }
 
-    /// Asks the service thread to close every connection with 1001; the time to wait for them
-    /// until, or nil when the server is not running or already stopping.
-    private func beginShutdown(grace: Duration) -> ContinuousClock.Instant? {
-        guard loop.context != nil, !loop.isStopping else { return nil }
+    /// Asks the service thread to close every connection with 1001 and to stop once the last
+    /// has closed (`stopIfDrained`), or when `grace` is over; false when the server is not
+    /// running or already stopping.
+    private func beginShutdown(grace: Duration) -> Bool {
+        guard loop.context != nil, !loop.isStopping else { return false }
         shutdownRequested.store(true, ordering: .relaxed)
         loop.wake()
-        return ContinuousClock.now + grace
+        let loop = self.loop
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(grace.wholeNanoseconds))) { loop.requestStop() }
+        return true
+    }
+
+    /// Service thread: during a shutdown, stops the loop once no connection is open.
+    private func stopIfDrained() {
+        if shuttingDown, openSessionCount == 0 { loop.requestStop() }
     }
 
     /// Blocks the calling thread until the server has been shut down.
@@ -195,7 +195,10 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
     public var serviceWakes: (pipe: Int, doorbell: Int) { loop.wakeCounts }
 
     func sessionOpened() { openSessions.add(1, ordering: .relaxed) }
-    func sessionClosed() { openSessions.subtract(1, ordering: .relaxed) }
+    func sessionClosed() {
+        openSessions.subtract(1, ordering: .relaxed)
+        stopIfDrained()
+    }
 
     func scheduleService(of session: WebSocketSession) {
         // One wake-up per batch: until the service thread drains the list, the wake-up already
@@ -219,6 +222,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         drainEarlyAnswers()
         if stopping {
             for session in sessions.values { session.close(code: 1001, reason: "the broker is shutting down") }
+            stopIfDrained()
         }
     }
 }

@@ -360,9 +360,6 @@ final class WebSocketSession: ConnectionSink, @unchecked Sendable {
         return frame
     }
 
-    /// Whether the connection has closed (readable from any thread).
-    var isClosed: Bool { shared.locked { $0.closed } }
-
     /// The connection is gone: drop the outbox and wake every waiting writer.
     func closed() {
         wsi = nil
