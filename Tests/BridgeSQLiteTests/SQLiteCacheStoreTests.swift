@@ -233,6 +233,18 @@ struct SQLiteCacheStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/bodies").isEmpty)
     }
 
+    /// A prefix is a prefix of the URL's bytes in the SQLite store (`substr`) and in
+    /// `CacheClearScope.contains` (the memory store) alike, also where it ends before a
+    /// combining mark, inside what Swift's String counts as one Character.
+    @Test func aPrefixEndingInsideACharacterClearsInBothStores() async throws {
+        let url = "https://a.test/e\u{301}"
+        #expect(CacheClearScope.prefix("https://a.test/e").contains(entry(url)))
+        let directory = TemporaryDirectory()
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
+        await store(cache, entry(url), pattern(10))
+        #expect(await cache.clear(.prefix("https://a.test/e")) == 1)
+    }
+
     @Test func aCorruptDatabaseDisablesTheStoreWithoutFailing() async throws {
         let directory = TemporaryDirectory()
         let garbage = [UInt8](repeating: 0x5A, count: 8192)

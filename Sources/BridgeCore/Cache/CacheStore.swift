@@ -115,7 +115,9 @@ public enum CacheClearScope: Sendable, Equatable {
     public func contains(_ entry: CachedResponse) -> Bool {
         switch self {
         case .all: return true
-        case .prefix(let prefix): return entry.url.hasPrefix(prefix)
+        // Bytes, as the SQLite store's `substr` compares them: not Characters, which would
+        // not match a prefix that ends inside one (a base letter before a combining mark).
+        case .prefix(let prefix): return entry.url.utf8.starts(with: prefix.utf8)
         case .modifiedSince(let time): return entry.responseTime >= time
         }
     }

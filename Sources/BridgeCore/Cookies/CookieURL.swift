@@ -63,8 +63,10 @@ public struct CookieURL: Sendable, Equatable {
 
     /// Whether `path` is `cookiePath` or under it.
     static func path(_ path: String, matches cookiePath: String) -> Bool {
-        if path == cookiePath { return true }
-        guard path.hasPrefix(cookiePath) else { return false }
+        // Bytes throughout (RFC 6265 compares octets): String's == and hasPrefix compare
+        // Characters, under which a prefix may be longer in bytes than the path it matches.
+        if path.utf8.elementsEqual(cookiePath.utf8) { return true }
+        guard path.utf8.starts(with: cookiePath.utf8) else { return false }
         if cookiePath.hasSuffix("/") { return true }
         return path.utf8[path.utf8.index(path.utf8.startIndex, offsetBy: cookiePath.utf8.count)] == UInt8(ascii: "/")
     }
