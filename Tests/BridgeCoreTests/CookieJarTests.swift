@@ -284,13 +284,17 @@ struct CookieJarTests {
         #expect(again.jar.all().first.map { ($0.domain, $0.path, $0.expires, $0.hostOnly) } ?? ("", "", nil, true) == ("example.com", "/a", T0 + 3600, false))
     }
 
-    /// Paths match by their bytes (RFC 6265 5.1.4): an "é" written as one scalar and one written
-    /// as "e" and a combining accent are different paths, though Swift's String calls them equal
-    /// (and, compared that way, the prefix's byte count ran past the end of the path: a trap).
-    @Test func pathsMatchByBytesNotCharacters() {
+    /// Paths and domains match by their bytes (RFC 6265 5.1.3, 5.1.4): an "é" written as one
+    /// scalar and one written as "e" and a combining accent differ, though Swift's String calls
+    /// them equal (and, compared that way, a path prefix's byte count ran past the end of the
+    /// path: a trap).
+    @Test func pathsAndDomainsMatchByBytesNotCharacters() {
         #expect(!CookieURL.path("/\u{E9}a", matches: "/e\u{301}"))
         #expect(!CookieURL.path("/\u{E9}", matches: "/e\u{301}"))
         #expect(CookieURL.path("/e\u{301}/a", matches: "/e\u{301}"))
         #expect(!CookieURL.path("/e", matches: "/e\u{301}"))
+        #expect(CookieURL.domain("a.example.com", matches: "example.com"))
+        // Not a byte suffix, though String's hasSuffix says it is and the byte before is a dot.
+        #expect(!CookieURL.domain("..\u{E9}", matches: "e\u{301}"))
     }
 }

@@ -50,8 +50,10 @@ public struct CookieURL: Sendable, Equatable {
 
     /// Whether `host` is `domain` or a subdomain of it (never for an IP address).
     static func domain(_ host: String, matches domain: String) -> Bool {
-        if host == domain { return true }
-        guard host.hasSuffix(domain), host.utf8.count > domain.utf8.count else { return false }
+        // Bytes, as for paths: hosts here are ASCII (punycode), but a Character-based suffix
+        // would not be the bytes the index below counts.
+        if host.utf8.elementsEqual(domain.utf8) { return true }
+        guard host.utf8.count > domain.utf8.count, host.utf8.suffix(domain.utf8.count).elementsEqual(domain.utf8) else { return false }
         let before = host.utf8[host.utf8.index(host.utf8.endIndex, offsetBy: -domain.utf8.count - 1)]
         return before == UInt8(ascii: ".") && IPAddress(host) == nil
     }
