@@ -249,6 +249,10 @@ final class ServiceLoop: @unchecked Sendable {
     /// Asks the loop to end after its current turn.
     func requestStop() {
         stopRequested.store(true, ordering: .releasing)
+        // On the service thread (a callback, a drain) the loop reads the flag when the turn
+        // returns: no wake is needed, and none may be made while the context is being destroyed
+        // (a close callback then runs with `alive` held by this very thread).
+        if isServiceThread { return }
         wake()
     }
 
