@@ -212,3 +212,35 @@ def test_whole_responses_of_posts_that_ask_for_batch_come_joined(broker):
         else:
             assert kinds == [0x02] * len(urls)
     assert connection.post("echo", 1, on_frame=lambda frame: None)["body"] == 1, "the connection goes on"
+
+
+def test_sigterm_closes_every_client_with_1001_and_exits_once_they_have_closed(make_broker):
+    """SIGTERM: each connection gets a close frame with 1001 and the broker exits as soon as the
+    clients have answered it, not at the end of the shutdown's grace (2 s)."""
+    broker = make_broker()
+    connections = [connect(broker)[0] for _ in range(3)]
+    started = time.monotonic()
+    broker.process.terminate()
+    for connection in connections:
+        kind, code = connection.receive()
+        assert (kind, code) == ("close", 1001)
+        connection.send_frame(0x8, struct.pack("!H", 1000))
+    broker.process.wait(timeout=10)
+    assert broker.process.returncode == 0
+    assert time.monotonic() - started < 1.5, "the broker waited for its grace though every client had closed"
+
+
+def test_sigterm_exits_at_the_end_of_its_grace_when_a_client_never_reads(make_broker):
+    """A client that asked for a 50 MB body and reads nothing: the close frame cannot reach it, so
+    its connection is still open when the 2 s grace ends; the broker exits then, with 0."""
+    broker = make_broker()
+    connection, _ = connect(broker)
+    connection.send_json({"type": "post", "name": "fetch", "id": 1,
+                          "body": {"url": broker.origin + "/bytes/50000000", "cache": "no-store", "responseBody": "binary"}})
+    time.sleep(1)  # the socket's buffers fill
+    started = time.monotonic()
+    broker.process.terminate()
+    broker.process.wait(timeout=10)
+    elapsed = time.monotonic() - started
+    assert broker.process.returncode == 0
+    assert 1.5 < elapsed < 6, f"the broker exited after {elapsed:.2f} s"
