@@ -111,7 +111,7 @@ struct BenchCommand: AsyncParsableCommand {
                     } }
                     let viaBroker: @Sendable (String) -> @Sendable (Int) async throws -> Void = { url in { index in
                         let body: JSONValue = ["url": .string(url + "&i=\(index)"), "responseBody": "binary", "progress": false, "cache": .string(mode)]
-                        guard try await client.fetch(body) == size else { throw BridgeError(.internal, "short body") }
+                        try await client.fetch(body, expecting: size)
                     } }
                     let base = origin.url("/bytes/\(size)?mode=\(mode)&c=\(concurrency)")
                     // One run of each side that --side leaves in, over `url`.

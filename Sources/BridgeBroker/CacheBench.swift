@@ -39,18 +39,14 @@ struct CacheBench {
         for size in [1024, 1 << 20] {
             let url = origin.url("/cached?cc=max-age%3D3600&size=\(size)")
             for mode in ["no-store", "default"] {
-                guard try await client.fetch(["url": .string(url), "cache": "default", "responseBody": "binary"]) == size else {
-                    throw BridgeError(.internal, "short body")
-                }
+                try await client.fetch(["url": .string(url), "cache": "default", "responseBody": "binary"], expecting: size)
                 origin.resetCounts()
                 let count = size > 1024 ? iterations / 4 : iterations
                 var samples: [Duration] = []
                 let start = ContinuousClock.now
                 for _ in 0..<count {
                     let begin = ContinuousClock.now
-                    guard try await client.fetch(["url": .string(url), "cache": .string(mode), "responseBody": "binary", "progress": false]) == size else {
-                        throw BridgeError(.internal, "short body")
-                    }
+                    try await client.fetch(["url": .string(url), "cache": .string(mode), "responseBody": "binary", "progress": false], expecting: size)
                     samples.append(ContinuousClock.now - begin)
                 }
                 let elapsed = ContinuousClock.now - start

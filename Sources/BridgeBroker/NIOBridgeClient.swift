@@ -80,6 +80,12 @@ final class NIOBridgeClient: @unchecked Sendable {
         return try await promise.futureResult.get()
     }
 
+    /// `fetch(body)`, failing unless the response's body had `size` bytes.
+    func fetch(_ body: JSONValue, expecting size: Int) async throws {
+        let received = try await fetch(body)
+        guard received == size else { throw BridgeError(.internal, "short body: \(received) of \(size) bytes") }
+    }
+
     func close() async {
         try? await channel.close()
     }

@@ -256,6 +256,14 @@ final class ServiceLoop: @unchecked Sendable {
         wake()
     }
 
+    /// Asks the loop to end once `delay` has passed (a shutdown's grace, a close never answered);
+    /// nothing if it has ended by then.
+    func requestStop(after delay: Duration) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(max(.zero, delay).wholeNanoseconds))) { [self] in
+            requestStop()
+        }
+    }
+
     var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
 
     /// Blocks the calling thread until the thread has destroyed the context.

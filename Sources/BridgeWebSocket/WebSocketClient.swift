@@ -117,8 +117,7 @@ public final class WebSocketClient: SessionOwner, @unchecked Sendable {
             // The loop stops at LWS_CALLBACK_CLIENT_CLOSED, or a second from now if the server
             // never answers the close.
             session.close(code: 1000, reason: "bye")
-            let loop = self.loop
-            DispatchQueue.global().asyncAfter(deadline: .now() + 1) { loop.requestStop() }
+            loop.requestStop(after: .seconds(1))
         }
         // Also when the server closed first: on return the context is gone, always.
         loop.waitUntilFinished()

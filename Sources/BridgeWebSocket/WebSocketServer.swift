@@ -173,8 +173,7 @@ public final class WebSocketServer: SessionOwner, @unchecked Sendable {
         guard loop.context != nil, !loop.isStopping else { return false }
         shutdownRequested.store(true, ordering: .relaxed)
         loop.wake()
-        let loop = self.loop
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(grace.wholeNanoseconds))) { loop.requestStop() }
+        loop.requestStop(after: grace)
         return true
     }
 
