@@ -50,6 +50,8 @@ public final class SQLiteCacheStore: CacheStore {
         var evictions = 0
         /// Entries dropped because their body file was missing or did not match its row.
         var damaged = 0
+        /// Insert transactions committed (several entries may share one: `queueInsert`).
+        var insertTransactions = 0
         var nextAccess: Int64 = 0
         /// No entry stored from now on gets a lower id (see `takeEntryID`).
         var nextID: Int64 = 1
@@ -71,6 +73,8 @@ public final class SQLiteCacheStore: CacheStore {
     let files: BodyFileQueue
     /// Connections for reads on the calling thread (lookups and body locations), no hop.
     let reads: ReadConnections
+    /// Complete entries waiting for the writer's queue, inserted together (`queueInsert`).
+    let inserts = Mutex<[PendingInsert]>([])
 
     /// The most connections reading on callers' threads at once (more readers use the reader's
     /// queue): one per event loop of a small machine, and some to spare.

@@ -132,36 +132,32 @@ final class SQLiteEntryWriter: CacheEntryWriter {
             return (state.buffer, nil, state.size)
         }
         guard let taken else { return false }
-        if let name = taken.file {
+        let (store, entry, size) = (self.store, self.entry, taken.size)
+        return await withCheckedContinuation { continuation in
+            let done: @Sendable (Bool) -> Void = { continuation.resume(returning: $0) }
+            guard let name = taken.file else {
+                return store.queueInsert(PendingInsert(entry: entry, inline: taken.inline, file: nil, size: size, checksum: nil, done: done))
+            }
             // Not fsynced, as browsers' disk caches do not: the row keeps the file's length and
             // checksum, and a file that does not match them when read (the machine went down
             // before the kernel wrote it all) is a miss that deletes the entry. A process killed
-            // mid-write loses nothing the kernel has. Queued after the last chunk, so every
-            // chunk is written (or failed) by then.
-            //
-            // One hop: the file queue closes the file and hands the insert straight to the
-            // writer's queue, which resumes the commit (not back to the caller's thread between).
-            guard let writer = store.writer else { return false }  // Never: makeWriter needs one.
-            let (store, entry, size) = (self.store, self.entry, taken.size)
-            return await withCheckedContinuation { continuation in
-                store.files.enqueue {
-                    let written: Int64? = self.file.locked { file in
-                        defer { file.descriptor = -1 }
-                        let closed = file.descriptor >= 0 && close(file.descriptor) == 0
-                        return file.failure == nil && closed ? file.checksum.stored : nil
-                    }
-                    guard let written else {
-                        try? FileManager.default.removeItem(atPath: store.bodiesPath + "/" + name)
-                        continuation.resume(returning: false)
-                        return
-                    }
-                    writer.enqueue { connection in
-                        continuation.resume(returning: store.insert(entry, inline: nil, file: name, size: size, checksum: written, on: connection))
-                    }
+            // mid-write loses nothing the kernel has. Queued after the last chunk, so every chunk
+            // is written (or failed) by then; the file queue closes the file and queues the insert
+            // for the writer's queue, which resumes the commit (not back to the caller's thread
+            // between).
+            store.files.enqueue {
+                let written: Int64? = self.file.locked { file in
+                    defer { file.descriptor = -1 }
+                    let closed = file.descriptor >= 0 && close(file.descriptor) == 0
+                    return file.failure == nil && closed ? file.checksum.stored : nil
                 }
+                guard let written else {
+                    try? FileManager.default.removeItem(atPath: store.bodiesPath + "/" + name)
+                    return done(false)
+                }
+                store.queueInsert(PendingInsert(entry: entry, inline: nil, file: name, size: size, checksum: written, done: done))
             }
         }
-        return await store.insert(entry, inline: taken.inline, file: nil, size: taken.size)
     }
 
     func discard() async {
