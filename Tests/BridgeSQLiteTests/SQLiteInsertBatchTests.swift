@@ -19,8 +19,9 @@ import Testing
         return { release.signal() }
     }
 
-    /// Commits `bodies` (URL, body) at once while the writer is held, then lets it go; returns
-    /// what each commit answered, by URL order given.
+    /// Commits `bodies` (URL, body) while the writer is held, each queuing its insert before the
+    /// next commit starts (so the batch has their order), then lets the writer go; returns what
+    /// each commit answered, in the order given.
     private func commitTogether(_ cache: SQLiteCacheStore, _ bodies: [(String, [UInt8])]) async -> [Bool] {
         var writers: [any CacheEntryWriter] = []
         for (url, body) in bodies {
@@ -29,15 +30,14 @@ import Testing
             writers.append(writer)
         }
         let release = holdWriter(cache)
-        let results = await withTaskGroup(of: (Int, Bool).self) { group in
+        return await withTaskGroup(of: (Int, Bool).self) { group in
             for (index, writer) in writers.enumerated() {
                 group.addTask { (index, await writer.commit()) }
-            }
-            // Every commit has queued its insert before the writer goes on (the file bodies' via
-            // the file queue, which is not held).
-            let deadline = ContinuousClock.now + .seconds(30)
-            while cache.inserts.withLock({ $0.count }) < writers.count, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(1))
+                // Its insert is queued (a file body's via the file queue, which is not held).
+                let deadline = ContinuousClock.now + .seconds(30)
+                while cache.inserts.withLock({ $0.count }) <= index, ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(1))
+                }
             }
             #expect(cache.inserts.withLock { $0.count } == writers.count)
             release()
@@ -45,7 +45,6 @@ import Testing
             for await (index, stored) in group { results[index] = stored }
             return results
         }
-        return results
     }
 
     @Test func commitsQueuedTogetherShareOneTransactionAndAreAllStored() async throws {
