@@ -34,10 +34,7 @@ import Testing
             for (index, writer) in writers.enumerated() {
                 group.addTask { (index, await writer.commit()) }
                 // Its insert is queued (a file body's via the file queue, which is not held).
-                let deadline = ContinuousClock.now + .seconds(30)
-                while cache.inserts.withLock({ $0.count }) <= index, ContinuousClock.now < deadline {
-                    try? await Task.sleep(for: .milliseconds(1))
-                }
+                try? await waitAWhile(for: .seconds(30)) { cache.inserts.withLock { $0.count } > index }
             }
             #expect(cache.inserts.withLock { $0.count } == writers.count)
             release()
@@ -49,7 +46,7 @@ import Testing
 
     @Test func commitsQueuedTogetherShareOneTransactionAndAreAllStored() async throws {
         let directory = TemporaryDirectory()
-        let cache = SQLiteCacheStore(configuration: SQLiteCacheStoreConfiguration(directory: directory.path))
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
         let before = cache.health.withLock { $0.insertTransactions }
         let bodies = (0..<20).map { ("https://a.test/\($0)", pattern(1000 + $0, seed: $0)) } + [("https://a.test/large", pattern(400_000, seed: 7))]
         let results = await commitTogether(cache, bodies)
@@ -60,26 +57,26 @@ import Testing
         #expect(stats.diskEntries == 21)
         #expect(stats.diskBytes == bodies.reduce(0) { $0 + $1.1.count })
         // And after a restart, from the database alone.
-        let reopened = SQLiteCacheStore(configuration: SQLiteCacheStoreConfiguration(directory: directory.path))
+        let reopened = SQLiteCacheStore(configuration: configuration(directory))
         for (url, body) in bodies { #expect(try await read(reopened, url) == body) }
     }
 
     @Test func aLaterEntryOfTheSameURLInTheBatchReplacesTheEarlierOne() async throws {
         let directory = TemporaryDirectory()
-        let cache = SQLiteCacheStore(configuration: SQLiteCacheStoreConfiguration(directory: directory.path))
+        let cache = SQLiteCacheStore(configuration: configuration(directory))
         let results = await commitTogether(cache, [("https://a.test/same", pattern(100, seed: 1)), ("https://a.test/other", pattern(50)),
                                                    ("https://a.test/same", pattern(200, seed: 2))])
         #expect(results == [true, true, true])
         #expect(await cache.entries(for: "https://a.test/same").count == 1)
         #expect(try await read(cache, "https://a.test/same") == pattern(200, seed: 2))
         #expect(await cache.stats().diskEntries == 2)
-        let reopened = SQLiteCacheStore(configuration: SQLiteCacheStoreConfiguration(directory: directory.path))
+        let reopened = SQLiteCacheStore(configuration: configuration(directory))
         #expect(try await read(reopened, "https://a.test/same") == pattern(200, seed: 2))
     }
 
     @Test func anEntryThatFailsInABatchFailsAloneAndTheOthersAreStored() async throws {
         let directory = TemporaryDirectory()
-        var limited = SQLiteCacheStoreConfiguration(directory: directory.path)
+        var limited = configuration(directory)
         limited.maxPageCount = 40  // Room for the small bodies, not for the large inline one.
         let cache = SQLiteCacheStore(configuration: limited)
         let bodies = [("https://a.test/1", pattern(500, seed: 1)), ("https://a.test/big", pattern(250_000, seed: 9)),
